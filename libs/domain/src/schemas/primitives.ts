@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** True when `value` is YYYY-MM-DD and names a day that exists (no 2025-02-30). */
+export function isCalendarDate(value: string): boolean {
+  const match = ISO_DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+export const IsoDate = z
+  .string()
+  .refine(isCalendarDate, { message: 'must be a real calendar date in the form YYYY-MM-DD' })
+  .meta({ format: 'date', description: 'Calendar date, YYYY-MM-DD (ISO 8601).', example: '2025-01-31' });
+
+export const IsoDateTime = z.iso.datetime({ offset: true }).meta({ description: 'Timestamp, RFC 3339.' });
+
+export const Ulid = z
+  .string()
+  .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID (26 Crockford base32 characters)')
+  .meta({ description: 'ULID, stable across re-publishes.', example: '01HZX3K9QW8E5R7T2Y4U6I8O0P' });
+
+export const HttpUrl = z.url({ protocol: /^https?$/ });
+
+/** Lower-case slug used for service, problem, topic and aspect ids. */
+export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');
+
+export const Sentiment = z.enum(['positive', 'neutral', 'negative']);
+export type Sentiment = z.infer<typeof Sentiment>;
+
+export const Score = z.number().min(-1).max(1).meta({ description: 'Sentiment score from -1 (negative) to 1 (positive).' });
+export const Percent = z.number().min(0).max(100).meta({ description: 'Percentage, 0 to 100.' });

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { HttpUrl, IsoDate, Ulid } from './primitives.js';
+
+export const OwnerReply = z.strictObject({ text: z.string().min(1), date: IsoDate });
+
+export const Review = z
+  .strictObject({
+    id: Ulid,
+    author: z.string().min(1),
+    author_avatar_url: HttpUrl.nullable(),
+    rating: z.int().min(1).max(5),
+    date: IsoDate,
+    text: z.string().min(1).nullable().meta({ description: 'Review text; null for a rating-only review.' }),
+    source: z.string().min(1).meta({ example: 'google' }),
+    source_url: HttpUrl.nullable(),
+    owner_reply: OwnerReply.nullable(),
+    verified: z.boolean(),
+  })
+  .meta({ id: 'Review', description: 'A verified customer review. Every key is always present; nullable keys carry null.' });
+export type Review = z.infer<typeof Review>;

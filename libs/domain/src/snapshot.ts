@@ -1,0 +1,84 @@
+import { buildReviewsDocument } from './derive/reviews-document.js';
+import { deriveInsights } from './derive/insights.js';
+import { validateDataset, type ValidationResult } from './validate.js';
+import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
+import { buildOpenApiDocument } from './render/openapi.js';
+import { contentHash, createRepresentation, type Representation } from './representation.js';
+import { createSearchEngine, type SearchEngine } from './search/engine.js';
+import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
+import type { DatasetInput } from './schemas/input.js';
+import { publicUrls, type PublicUrls, type TopicName } from './urls.js';
+
+export const JSON_CONTENT_TYPE = 'application/json';
+export const ATOM_CONTENT_TYPE = 'application/atom+xml';
+
+export interface SnapshotRepresentations {
+  readonly reviews: Representation;
+  readonly insights: Representation;
+  readonly feedJson: Representation;
+  readonly feedAtom: Representation;
+  readonly openapi: Representation;
+}
+
+/** Everything one dataset version serves, built once and then only read. */
+export interface Snapshot {
+  /** Content hash of the published input: identical content, identical version. */
+  readonly version: string;
+  readonly publishedAt: Date;
+  readonly urls: PublicUrls;
+  readonly input: DatasetInput;
+  readonly reviewsDocument: ReviewsDocument;
+  readonly insightsDocument: InsightsDocument;
+  readonly search: SearchEngine;
+  readonly representations: SnapshotRepresentations;
+  topic(name: TopicName): Representation;
+}
+
+export interface SnapshotOptions {
+  readonly baseUrl: string;
+  readonly publishedAt: Date;
+}
+
+/** Canonical bytes of a published input; its hash is the dataset version. */
+export function canonicalDatasetBytes(input: DatasetInput): Buffer {
+  return Buffer.from(JSON.stringify(input), 'utf8');
+}
+
+export function datasetVersion(input: DatasetInput): string {
+  return contentHash(canonicalDatasetBytes(input)).slice(0, 32);
+}
+
+export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOptions): Snapshot {
+  const urls = publicUrls(options.baseUrl);
+  const reviewsDocument = buildReviewsDocument(input);
+  const insightsDocument = deriveInsights(input);
+  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument);
+  const json = (value: unknown) => createRepresentation(JSON.stringify(value), JSON_CONTENT_TYPE, options.publishedAt);
+  const representations: SnapshotRepresentations = {
+    reviews: json(reviewsDocument),
+    insights: json(insightsDocument),
+    feedJson: createRepresentation(renderJsonFeed(reviewsDocument, urls), JSON_CONTENT_TYPE, options.publishedAt),
+    feedAtom: createRepresentation(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE, options.publishedAt),
+    openapi: json(buildOpenApiDocument(urls)),
+  };
+  return {
+    version: datasetVersion(input),
+    publishedAt: options.publishedAt,
+    urls,
+    input,
+    reviewsDocument,
+    insightsDocument,
+    search,
+    representations,
+    topic: (name) => representations[name],
+  };
+}
+
+export type SnapshotResult = { ok: true; snapshot: Snapshot } | Extract<ValidationResult, { ok: false }>;
+
+/** Validate untrusted input (file contents, an object from the store) and build its snapshot. */
+export function buildSnapshot(raw: unknown, options: SnapshotOptions): SnapshotResult {
+  const validated = validateDataset(raw);
+  if (!validated.ok) return validated;
+  return { ok: true, snapshot: buildSnapshotFromInput(validated.input, options) };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+const Bool = z.enum(['true', 'false']).transform((v) => v === 'true');
+const Port = z.coerce.number().int().min(0).max(65535);
+const PositiveInt = z.coerce.number().int().positive();
+
+const DelayList = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of non-negative integers (milliseconds)')
+  .transform((v) => v.split(',').map(Number));
+
+/**
+ * The whole process configuration, from the environment only (design card §8). Every service reads
+ * the same schema so a variable means the same thing everywhere.
+ */
+export const EnvSchema = z
+  .object({
+    PORT: Port.default(8080),
+    BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+    NATS_URL: z.string().min(1).optional(),
+    DATASET_FILE: z.string().min(1).default('data/sample-dataset.json'),
+    DATA_DIR: z.string().min(1).default('.data'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    METRICS_PORT: Port.default(9464),
+    MCP_SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    MCP_ALLOWED_ORIGINS: z.string().optional(),
+    WEBSUB_ALLOW_PRIVATE_CALLBACKS: Bool.default(false),
+    WEBSUB_LEASE_DEFAULT_SECONDS: PositiveInt.default(864000),
+    WEBSUB_LEASE_MIN_SECONDS: PositiveInt.default(3600),
+    WEBSUB_LEASE_MAX_SECONDS: PositiveInt.default(864000),
+    WEBSUB_RETRY_DELAYS_MS: DelayList.default([0, 60_000, 300_000]),
+    SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.WEBSUB_LEASE_MIN_SECONDS > env.WEBSUB_LEASE_MAX_SECONDS) {
+      ctx.addIssue({ code: 'custom', path: ['WEBSUB_LEASE_MIN_SECONDS'], message: 'must not exceed WEBSUB_LEASE_MAX_SECONDS' });
+    }
+    const lease = env.WEBSUB_LEASE_DEFAULT_SECONDS;
+    if (lease < env.WEBSUB_LEASE_MIN_SECONDS || lease > env.WEBSUB_LEASE_MAX_SECONDS) {
+      ctx.addIssue({ code: 'custom', path: ['WEBSUB_LEASE_DEFAULT_SECONDS'], message: 'must lie between WEBSUB_LEASE_MIN_SECONDS and WEBSUB_LEASE_MAX_SECONDS' });
+    }
+  });
+
+export type Env = z.output<typeof EnvSchema>;
+
+export interface Config extends Omit<Env, 'BASE_URL'> {
+  /** Public base URL; defaults to http://localhost:PORT for local runs. */
+  readonly BASE_URL: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment; an invalid value throws a ConfigError naming each variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(environment)'}: ${i.message}`));
+  }
+  const cfg = parsed.data;
+  return { ...cfg, BASE_URL: (cfg.BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '') };
+}
