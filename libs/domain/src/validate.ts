@@ -1,10 +1,84 @@
+import { customIssue, toIssues } from './issues.js';
 import type { Issue } from './schemas/documents.js';
-import type { DatasetInput } from './schemas/input.js';
+import { DatasetInput } from './schemas/input.js';
 
 export type ValidationResult = { ok: true; input: DatasetInput } | { ok: false; issues: Issue[] };
 
 /**
  * Schema validation plus referential integrity: duplicate review ids, per_review keys, FAQ sources,
- * technician/service/problem/topic references must all resolve. Every issue carries its path.
+ * technician/service/problem/topic references must all resolve. Every issue carries its path, and
+ * every issue is reported (a publisher fixes a dataset in one round, not one error at a time).
  */
-export declare function validateDataset(raw: unknown): ValidationResult;
+export function validateDataset(raw: unknown): ValidationResult {
+  const parsed = DatasetInput.safeParse(raw);
+  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
+  const issues = [...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
+  return issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
+}
+
+/** Reports every occurrence of a key already seen, at the path `pathOf(index)`. */
+function duplicateIssues<T>(items: readonly T[], keyOf: (item: T) => string[], pathOf: (index: number) => Issue['path'], what: string): Issue[] {
+  const seen = new Set<string>();
+  const issues: Issue[] = [];
+  items.forEach((item, index) => {
+    for (const key of keyOf(item)) {
+      if (seen.has(key)) issues.push(customIssue(pathOf(index), `duplicate ${what} "${key}"`));
+      seen.add(key);
+    }
+  });
+  return issues;
+}
+
+function businessIssues({ business }: DatasetInput): Issue[] {
+  return [
+    ...duplicateIssues(business.services, (s) => [s.id], (i) => ['business', 'services', i, 'id'], 'service id'),
+    ...duplicateIssues(business.services, (s) => [s.label.toLowerCase()], (i) => ['business', 'services', i, 'label'], 'service label (case-insensitive)'),
+    // Names and aliases share one case-insensitive namespace: `mentions_technician=<x>` must name one person.
+    ...duplicateIssues(
+      business.technicians,
+      (t) => [...new Set([t.name, ...t.aliases].map((name) => name.toLowerCase()))],
+      (i) => ['business', 'technicians', i],
+      'staff name or alias (case-insensitive)',
+    ),
+  ];
+}
+
+function reviewIssues({ reviews }: DatasetInput): Issue[] {
+  const issues = duplicateIssues(reviews, (r) => [r.id], (i) => ['reviews', i, 'id'], 'review id');
+  reviews.forEach((review, i) => {
+    if (review.owner_reply && review.owner_reply.date < review.date) {
+      issues.push(customIssue(['reviews', i, 'owner_reply', 'date'], `owner reply dated ${review.owner_reply.date} precedes the review (${review.date})`));
+    }
+  });
+  return issues;
+}
+
+function analysisIssues({ business, reviews, analysis }: DatasetInput): Issue[] {
+  const reviewIds = new Set(reviews.map((r) => r.id));
+  const technicianNames = new Set(business.technicians.map((t) => t.name));
+  const serviceIds = new Set(business.services.map((s) => s.id));
+  const problemIds = new Set(analysis.taxonomy.problems.map((p) => p.id));
+  const topicIds = new Set(analysis.taxonomy.topics.map((t) => t.id));
+  const issues: Issue[] = [
+    ...duplicateIssues(analysis.taxonomy.problems, (p) => [p.id], (i) => ['analysis', 'taxonomy', 'problems', i, 'id'], 'problem id'),
+    ...duplicateIssues(analysis.taxonomy.topics, (t) => [t.id], (i) => ['analysis', 'taxonomy', 'topics', i, 'id'], 'topic id'),
+  ];
+
+  const references = (base: Issue['path'], values: readonly string[], known: ReadonlySet<string>, what: string) =>
+    values.forEach((value, j) => {
+      if (!known.has(value)) issues.push(customIssue([...base, j], `unknown ${what} "${value}"`));
+    });
+
+  for (const [id, analysed] of Object.entries(analysis.per_review)) {
+    const base = ['analysis', 'per_review', id];
+    if (!reviewIds.has(id)) issues.push(customIssue(base, `per_review key "${id}" is not the id of a review`));
+    // mention_count counts reviews, so one review may mention an aspect only once.
+    issues.push(...duplicateIssues(analysed.aspects, (a) => [a.id], (j) => [...base, 'aspects', j, 'id'], 'aspect'));
+    references([...base, 'technicians'], analysed.technicians, technicianNames, 'staff name (use the canonical business.technicians name)');
+    references([...base, 'services'], analysed.services, serviceIds, 'service id');
+    references([...base, 'problems'], analysed.problems, problemIds, 'problem id (not in analysis.taxonomy.problems)');
+    references([...base, 'topics'], analysed.topics, topicIds, 'topic id (not in analysis.taxonomy.topics)');
+  }
+  analysis.faq.forEach((entry, i) => references(['analysis', 'faq', i, 'source_review_ids'], entry.source_review_ids, reviewIds, 'review id'));
+  return issues;
+}
