@@ -18,6 +18,7 @@ export const EnvSchema = z
     PORT: Port.default(8080),
     BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
     NATS_URL: z.string().min(1).optional(),
+    NATS_REPLICAS: z.enum(['1', '3', '5']).default('1').transform(Number),
     DATASET_FILE: z.string().min(1).default('data/sample-dataset.json'),
     DATA_DIR: z.string().min(1).default('.data'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -64,4 +65,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const cfg = parsed.data;
   return { ...cfg, BASE_URL: (cfg.BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '') };
+}
+
+/** Entry points: the configuration, or a message naming each bad variable on stderr and exit code 1. */
+export function loadConfigOrExit(service: string, env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${service}: ${error.message}\n`);
+    process.exit(1);
+  }
 }

@@ -1,0 +1,152 @@
+import { performance } from 'node:perf_hooks';
+import { buildSnapshot, type Issue, type Snapshot } from '@reviews/domain';
+import { Counter, Gauge, Histogram, type Logger, type Metrics } from '@reviews/runtime';
+import type { FollowerHealth, SnapshotFollower } from './follower.js';
+import type { DatasetSource, PublishedDataset } from './source.js';
+
+export interface FollowOptions {
+  /** Public base URL the snapshot's absolute URLs are built from. */
+  readonly baseUrl: string;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** `service` label of the dataset metrics. */
+  readonly service: string;
+}
+
+interface DatasetMetrics {
+  readonly info: Gauge<'service' | 'version'>;
+  readonly publishedTimestamp: Gauge<'service'>;
+  readonly buildDuration: Histogram<'service'>;
+  readonly propagation: Histogram<'service'>;
+  readonly loadFailures: Counter<'service' | 'reason'>;
+}
+
+/** Get-or-create: several services composed into one process share one registry. */
+function datasetMetrics({ registry }: Metrics): DatasetMetrics {
+  const existing = <T>(name: string) => registry.getSingleMetric(name) as T | undefined;
+  return {
+    info:
+      existing<Gauge<'service' | 'version'>>('dataset_info') ??
+      new Gauge({ name: 'dataset_info', help: 'The dataset version being served (value 1).', labelNames: ['service', 'version'] as const, registers: [registry] }),
+    publishedTimestamp:
+      existing<Gauge<'service'>>('dataset_published_timestamp_seconds') ??
+      new Gauge({ name: 'dataset_published_timestamp_seconds', help: 'Publish time of the dataset being served.', labelNames: ['service'] as const, registers: [registry] }),
+    buildDuration:
+      existing<Histogram<'service'>>('dataset_snapshot_build_duration_seconds') ??
+      new Histogram({
+        name: 'dataset_snapshot_build_duration_seconds',
+        help: 'Time to validate a dataset and build its snapshot (derivation, representations, indexes).',
+        labelNames: ['service'] as const,
+        buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: [registry],
+      }),
+    propagation:
+      existing<Histogram<'service'>>('dataset_propagation_seconds') ??
+      new Histogram({
+        name: 'dataset_propagation_seconds',
+        help: 'Time from a dataset being published to this process serving it.',
+        labelNames: ['service'] as const,
+        buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+        registers: [registry],
+      }),
+    loadFailures:
+      existing<Counter<'service' | 'reason'>>('dataset_load_failures_total') ??
+      new Counter({ name: 'dataset_load_failures_total', help: 'Datasets refused, by reason (invalid_json, invalid_dataset, build_error).', labelNames: ['service', 'reason'] as const, registers: [registry] }),
+  };
+}
+
+type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
+
+function summarize(issues: readonly Issue[]): string {
+  const first = issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  return `${issues.length} issue(s): ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
+}
+
+/**
+ * Serves the newest valid dataset a source offers: each offer is parsed, validated and built off to
+ * the side, then swapped in with one assignment, so a request sees the old snapshot or the new one,
+ * never a mix. A refused offer changes nothing but the rejection reported by /readyz.
+ */
+export async function followSnapshots(source: DatasetSource, options: FollowOptions): Promise<SnapshotFollower> {
+  const { logger, service } = options;
+  const metrics = datasetMetrics(options.metrics);
+  let current: Snapshot | null = null;
+  let lastRejection: string | null = null;
+  let closed = false;
+  const listeners = new Set<(next: Snapshot, previous: Snapshot | null) => void>();
+
+  const build = (dataset: PublishedDataset): { ok: true; snapshot: Snapshot } | { ok: false; rejection: Rejection } => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(Buffer.from(dataset.bytes).toString('utf8'));
+    } catch (error) {
+      const message = `not valid JSON: ${(error as Error).message}`;
+      return { ok: false, rejection: { reason: 'invalid_json', summary: message, issues: [{ code: 'invalid_json', path: [], message }] } };
+    }
+    try {
+      const result = buildSnapshot(raw, { baseUrl: options.baseUrl, publishedAt: dataset.publishedAt });
+      return result.ok ? result : { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(result.issues), issues: result.issues } };
+    } catch (error) {
+      const message = `snapshot build failed: ${(error as Error).message}`;
+      return { ok: false, rejection: { reason: 'build_error', summary: message, issues: [{ code: 'build_error', path: [], message }] } };
+    }
+  };
+
+  const offer = (dataset: PublishedDataset) => {
+    if (closed) return;
+    const stopTimer = metrics.buildDuration.startTimer({ service });
+    const started = performance.now();
+    const result = build(dataset);
+    stopTimer();
+    if (!result.ok) {
+      const { rejection } = result;
+      metrics.loadFailures.inc({ service, reason: rejection.reason });
+      lastRejection = `dataset ${dataset.version} refused (${rejection.reason}): ${rejection.summary}`;
+      for (const issue of rejection.issues) logger.error({ datasetVersion: dataset.version, path: issue.path.join('.'), code: issue.code }, issue.message);
+      logger.error({ datasetVersion: dataset.version, reason: rejection.reason, issueCount: rejection.issues.length, serving: current?.version ?? null }, 'dataset refused; keeping the current snapshot');
+      return;
+    }
+    lastRejection = null;
+    const next = result.snapshot;
+    const previous = current;
+    // Same content re-offered (a reconnect, a re-saved file): nothing changes, nobody is notified.
+    if (previous?.version === next.version) return;
+    current = next;
+    if (previous) metrics.info.remove({ service, version: previous.version });
+    metrics.info.set({ service, version: next.version }, 1);
+    metrics.publishedTimestamp.set({ service }, next.publishedAt.getTime() / 1000);
+    metrics.propagation.observe({ service }, Math.max(0, (Date.now() - next.publishedAt.getTime()) / 1000));
+    logger.info({ datasetVersion: next.version, publishedAt: next.publishedAt.toISOString(), buildMs: Math.round(performance.now() - started), previous: previous?.version ?? null }, 'dataset snapshot swapped in');
+    for (const listener of listeners) {
+      try {
+        listener(next, previous);
+      } catch (error) {
+        logger.error({ err: error }, 'snapshot listener failed');
+      }
+    }
+  };
+
+  await source.subscribe(offer);
+
+  return {
+    current: () => current,
+    onSwap(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    health(): FollowerHealth {
+      return {
+        ready: current !== null,
+        version: current?.version ?? null,
+        publishedAt: current?.publishedAt.toISOString() ?? null,
+        source: source.health(),
+        lastRejection,
+      };
+    },
+    async close() {
+      closed = true;
+      listeners.clear();
+      await source.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/** Conditional request evaluation for GET/HEAD, RFC 9110 §13. */
+
+const ENTITY_TAG = /(W\/)?"([^"]*)"/g;
+
+/** If-None-Match uses weak comparison (§13.1.2): `W/"x"` matches `"x"`; `*` matches any current representation. */
+export function ifNoneMatchMatches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const opaque = etag.replace(/^W\//, '');
+  for (const match of header.matchAll(ENTITY_TAG)) {
+    if (`"${match[2]}"` === opaque) return true;
+  }
+  return false;
+}
+
+const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+/** IMF-fixdate, RFC 850 and asctime: the three HTTP-date forms (§5.6.7). */
+const HTTP_DATE = [
+  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
+  new RegExp(`^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-(${MONTHS})-\\d{2} \\d{2}:\\d{2}:\\d{2} GMT$`),
+  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) [ \\d]\\d \\d{2}:\\d{2}:\\d{2} \\d{4}$`),
+];
+
+/** Milliseconds of a valid HTTP-date, or null: an invalid If-Modified-Since must be ignored (§13.1.3). */
+export function parseHttpDate(value: string): number | null {
+  const trimmed = value.trim();
+  if (!HTTP_DATE.some((form) => form.test(trimmed))) return null;
+  const ms = Date.parse(HTTP_DATE[2]!.test(trimmed) ? `${trimmed} GMT` : trimmed);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+export interface Validators {
+  readonly etag: string;
+  /** Last-Modified in ms, truncated to whole seconds like the header. */
+  readonly lastModifiedMs: number;
+}
+
+/** True when a GET/HEAD should be answered 304: If-None-Match wins; If-Modified-Since only without it (§13.2.2). */
+export function isNotModified(headers: { 'if-none-match'?: string | undefined; 'if-modified-since'?: string | undefined }, validators: Validators): boolean {
+  const inm = headers['if-none-match'];
+  if (inm !== undefined) return ifNoneMatchMatches(inm, validators.etag);
+  const ims = headers['if-modified-since'];
+  if (ims === undefined) return false;
+  const since = parseHttpDate(ims);
+  return since !== null && validators.lastModifiedMs <= since;
+}

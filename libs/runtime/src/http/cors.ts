@@ -1,0 +1,20 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Public, credential-free API: any origin may read, and scripts may see the validators and the hub Link. */
+export function setCorsHeaders(res: ServerResponse): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id');
+}
+
+/** Answers a CORS preflight (OPTIONS) with 204 for the given methods. */
+export function sendPreflight(req: IncomingMessage, res: ServerResponse, methods: string): void {
+  res.statusCode = 204;
+  setCorsHeaders(res);
+  res.setHeader('Access-Control-Allow-Methods', methods);
+  const requested = req.headers['access-control-request-headers'];
+  // Nothing is secret here (no cookies, Authorization is ignored), so any requested header may be sent.
+  if (requested) res.setHeader('Access-Control-Allow-Headers', requested);
+  res.setHeader('Access-Control-Max-Age', '86400');
+  res.setHeader('Allow', methods);
+  res.end();
+}

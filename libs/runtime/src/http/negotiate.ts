@@ -1,0 +1,60 @@
+import type { ContentCoding } from '@reviews/domain';
+
+/** Server preference when the client weighs codings equally: smallest body first. */
+const PREFERENCE: readonly ContentCoding[] = ['br', 'gzip', 'identity'];
+
+interface Weights {
+  readonly explicit: Map<string, number>;
+  readonly star: number | undefined;
+}
+
+function parseAcceptEncoding(header: string): Weights {
+  const explicit = new Map<string, number>();
+  let star: number | undefined;
+  for (const element of header.split(',')) {
+    const [rawName, ...params] = element.split(';');
+    const name = rawName?.trim().toLowerCase();
+    if (!name) continue;
+    let q = 1;
+    for (const param of params) {
+      const [key, value] = param.split('=').map((part) => part.trim().toLowerCase());
+      if (key !== 'q') continue;
+      // RFC 9110 §12.4.2 qvalue: 0 to 1 with at most three decimals; anything else voids the element.
+      q = value !== undefined && /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value) ? Number(value) : Number.NaN;
+    }
+    if (Number.isNaN(q)) continue;
+    const coding = name === 'x-gzip' ? 'gzip' : name;
+    if (coding === '*') star = q;
+    else explicit.set(coding, Math.max(q, explicit.get(coding) ?? 0));
+  }
+  return { explicit, star };
+}
+
+function weightOf(coding: ContentCoding, weights: Weights): number {
+  const explicit = weights.explicit.get(coding);
+  if (explicit !== undefined) return explicit;
+  if (weights.star !== undefined) return weights.star;
+  // identity is acceptable unless excluded (RFC 9110 §12.5.3); other codings only when listed.
+  return coding === 'identity' ? 1 : 0;
+}
+
+/**
+ * Picks the content coding for a response among those available, per RFC 9110 §12.5.3: q=0 excludes,
+ * `*` covers unlisted codings, ties go to br > gzip > identity. With no acceptable coding the
+ * response goes out unencoded, which the RFC allows and every client can read.
+ */
+export function chooseContentCoding(acceptEncoding: string | undefined, available: ReadonlySet<ContentCoding>): ContentCoding {
+  if (acceptEncoding === undefined) return 'identity';
+  const weights = parseAcceptEncoding(acceptEncoding);
+  let best: ContentCoding = 'identity';
+  let bestWeight = 0;
+  for (const coding of PREFERENCE) {
+    if (!available.has(coding)) continue;
+    const weight = weightOf(coding, weights);
+    if (weight > bestWeight) {
+      best = coding;
+      bestWeight = weight;
+    }
+  }
+  return best;
+}

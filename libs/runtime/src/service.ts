@@ -1,0 +1,137 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { createHttpServer, type RequestHandler } from './http/server.js';
+import { sendNotFound } from './http/errors.js';
+import { withProbes, type Readiness } from './probes.js';
+
+export type CloseHook = () => Promise<void> | void;
+
+export interface HttpServiceOptions {
+  readonly service: string;
+  readonly port: number;
+  readonly metricsPort: number;
+  /** Loopback in tests; all interfaces otherwise. */
+  readonly host?: string;
+  readonly shutdownTimeoutMs: number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly handler: RequestHandler;
+  readonly readiness: () => Readiness;
+  /** Install SIGTERM/SIGINT handlers (the process entry points do; tests do not). */
+  readonly handleSignals?: boolean;
+}
+
+export interface HttpService {
+  readonly server: Server;
+  readonly metricsServer: Server;
+  /** e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  readonly metricsUrl: string;
+  /** Runs at shutdown after the HTTP server stopped, in reverse registration order. */
+  onClose(hook: CloseHook): void;
+  /** Fails readiness, stops accepting, lets in-flight requests finish (bounded), runs close hooks. Idempotent. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+function urlOf(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
+
+/** Serves `/metrics` from the process registry on its own port, away from public traffic. */
+function createMetricsServer(metrics: Metrics): Server {
+  return createServer((req, res) => {
+    if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      sendNotFound(res);
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => {
+        res.setHeader('Content-Type', metrics.registry.contentType);
+        res.end(text);
+      },
+      () => {
+        res.statusCode = 500;
+        res.end();
+      },
+    );
+  });
+}
+
+async function listen(server: Server, port: number, host: string | undefined): Promise<void> {
+  server.listen(port, host);
+  await once(server, 'listening');
+}
+
+/**
+ * The HTTP bootstrap every service shares: probes in front of the handler, the metrics server, and
+ * graceful shutdown on SIGTERM/SIGINT within SHUTDOWN_TIMEOUT_MS.
+ */
+export async function startHttpService(options: HttpServiceOptions): Promise<HttpService> {
+  const { logger } = options;
+  let shuttingDown = false;
+  const hooks: CloseHook[] = [];
+  const handler = withProbes(
+    (req, res) => {
+      // Keep-alive clients must reconnect (to another replica) once this one is draining.
+      if (shuttingDown) res.setHeader('Connection', 'close');
+      options.handler(req, res);
+    },
+    options.readiness,
+    () => shuttingDown,
+  );
+  const server = createHttpServer(handler);
+  const metricsServer = createMetricsServer(options.metrics);
+  await listen(server, options.port, options.host);
+  await listen(metricsServer, options.metricsPort, options.host);
+
+  let shutdownPromise: Promise<void> | null = null;
+  const drain = async (reason: string) => {
+    shuttingDown = true;
+    logger.info({ reason }, 'shutting down');
+    const closed = once(server, 'close');
+    server.close();
+    server.closeIdleConnections();
+    const timer = setTimeout(() => {
+      logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing connections');
+      server.closeAllConnections();
+    }, options.shutdownTimeoutMs);
+    await closed;
+    clearTimeout(timer);
+    for (const hook of hooks.reverse()) {
+      try {
+        await hook();
+      } catch (error) {
+        logger.error({ err: error }, 'close hook failed');
+      }
+    }
+    metricsServer.close();
+    metricsServer.closeAllConnections();
+    logger.info('stopped');
+  };
+  const shutdown = (reason = 'shutdown') => (shutdownPromise ??= drain(reason));
+
+  if (options.handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        void shutdown(signal).then(() => process.exit(0));
+      });
+    }
+  }
+  const service: HttpService = {
+    server,
+    metricsServer,
+    url: urlOf(server),
+    metricsUrl: urlOf(metricsServer),
+    onClose: (hook) => {
+      hooks.push(hook);
+    },
+    shutdown,
+  };
+  logger.info({ url: service.url, metricsUrl: service.metricsUrl }, `${options.service} listening`);
+  return service;
+}

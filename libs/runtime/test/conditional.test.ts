@@ -1,0 +1,55 @@
+import { describe, it, expect } from '@jest/globals';
+import { ifNoneMatchMatches, isNotModified, parseHttpDate } from '@reviews/runtime';
+
+describe('If-None-Match (weak comparison)', () => {
+  it.each([
+    ['"abc"', '"abc"', true],
+    ['W/"abc"', '"abc"', true],
+    ['"abc"', 'W/"abc"', true],
+    ['"x", "abc"', '"abc"', true],
+    ['"x",W/"abc"', '"abc"', true],
+    ['*', '"abc"', true],
+    [' * ', '"abc"', true],
+    ['"abcd"', '"abc"', false],
+    ['abc', '"abc"', false],
+    ['"abc-gz"', '"abc"', false],
+    ['', '"abc"', false],
+  ] as const)('%p vs %p -> %p', (header, etag, expected) => {
+    expect(ifNoneMatchMatches(header, etag)).toBe(expected);
+  });
+});
+
+describe('HTTP-date parsing', () => {
+  it('accepts the three HTTP-date forms', () => {
+    const ms = Date.UTC(1994, 10, 6, 8, 49, 37);
+    expect(parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT')).toBe(ms);
+    expect(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT')).toBe(ms);
+    expect(parseHttpDate('Sun Nov  6 08:49:37 1994')).toBe(ms);
+  });
+
+  it.each(['yesterday', '2024-01-01', '1', 'Sun, 06 Nov 1994 08:49:37', 'Sun, 32 Nov 1994 08:49:37 GMT', ''])('rejects %p', (value) => {
+    expect(parseHttpDate(value)).toBeNull();
+  });
+});
+
+describe('isNotModified', () => {
+  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1) };
+  const after = 'Thu, 02 Jan 2025 00:00:00 GMT';
+  const before = 'Tue, 31 Dec 2024 00:00:00 GMT';
+  const exact = 'Wed, 01 Jan 2025 00:00:00 GMT';
+
+  it('honours If-Modified-Since when no If-None-Match is sent', () => {
+    expect(isNotModified({ 'if-modified-since': after }, validators)).toBe(true);
+    expect(isNotModified({ 'if-modified-since': exact }, validators)).toBe(true);
+    expect(isNotModified({ 'if-modified-since': before }, validators)).toBe(false);
+  });
+
+  it('ignores an invalid If-Modified-Since', () => {
+    expect(isNotModified({ 'if-modified-since': 'not a date' }, validators)).toBe(false);
+  });
+
+  it('lets If-None-Match take precedence over If-Modified-Since', () => {
+    expect(isNotModified({ 'if-none-match': '"other"', 'if-modified-since': after }, validators)).toBe(false);
+    expect(isNotModified({ 'if-none-match': '"v1"', 'if-modified-since': before }, validators)).toBe(true);
+  });
+});
