@@ -30,13 +30,13 @@ export type ReviewsDocument = z.infer<typeof ReviewsDocument>;
 
 /** Polarity counts shared by every aggregate that is built from mentions. */
 const MentionStats = {
-  mention_count: Count,
+  mention_count: Count.meta({ description: 'Number of analysed reviews that mention it (a review counts once).' }),
   positive_count: Count,
   neutral_count: Count,
   negative_count: Count,
-  positive_pct: Percent,
-  score: Score,
-  example_review_ids: z.array(Ulid).max(5),
+  positive_pct: Percent.meta({ description: 'positive_count / mention_count x 100, rounded to 1 decimal; 0 when never mentioned.' }),
+  score: Score.meta({ description: '(positive_count - negative_count) / mention_count, from -1 to 1, rounded to 3 decimals; 0 when never mentioned.' }),
+  example_review_ids: z.array(Ulid).max(5).meta({ description: 'Up to 5 mentioning reviews, newest first.' }),
 };
 
 export const AspectInsight = z
@@ -44,16 +44,22 @@ export const AspectInsight = z
     id: z.enum(ASPECT_IDS),
     label: z.string(),
     ...MentionStats,
-    top_phrases: z.array(z.string()).max(5),
+    top_phrases: z.array(z.string()).max(5).meta({ description: 'Up to 5 phrases the analysis quoted for this aspect, most frequent first (equal counts alphabetically).' }),
   })
-  .meta({ id: 'AspectInsight' });
+  .meta({ id: 'AspectInsight', description: 'One aspect of the fixed taxonomy; polarity is the sentiment the analysis gave the aspect in each review.' });
 export type AspectInsight = z.infer<typeof AspectInsight>;
 
-export const TechnicianInsight = z.strictObject({ name: z.string(), role: z.string(), aliases: z.array(z.string()), ...MentionStats }).meta({ id: 'TechnicianInsight' });
-export const ServiceInsight = z.strictObject({ id: Slug, label: z.string(), ...MentionStats }).meta({ id: 'ServiceInsight' });
+/** Entities have no sentiment of their own in the analysis, so a mention takes the sentiment of its review. */
+const ENTITY_POLARITY = 'A mention counts with the overall sentiment of the review it is in.';
+export const TechnicianInsight = z
+  .strictObject({ name: z.string(), role: z.string(), aliases: z.array(z.string()), ...MentionStats })
+  .meta({ id: 'TechnicianInsight', description: `A staff member of the business. ${ENTITY_POLARITY}` });
+export const ServiceInsight = z.strictObject({ id: Slug, label: z.string(), ...MentionStats }).meta({ id: 'ServiceInsight', description: `A service of the business. ${ENTITY_POLARITY}` });
 export const ProblemInsight = z.strictObject({ id: Slug, label: z.string(), mention_count: Count, example_review_ids: z.array(Ulid).max(5) }).meta({ id: 'ProblemInsight' });
-export const ServiceAreaInsight = z.strictObject({ name: z.string(), mention_count: Count }).meta({ id: 'ServiceAreaInsight' });
-export const TopicInsight = z.strictObject({ id: Slug, label: z.string(), ...MentionStats }).meta({ id: 'TopicInsight' });
+export const ServiceAreaInsight = z
+  .strictObject({ name: z.string(), mention_count: Count })
+  .meta({ id: 'ServiceAreaInsight', description: "The business's service areas in its order, then areas only reviews name, alphabetically." });
+export const TopicInsight = z.strictObject({ id: Slug, label: z.string(), ...MentionStats }).meta({ id: 'TopicInsight', description: `A topic of the analysis taxonomy. ${ENTITY_POLARITY}` });
 export type TechnicianInsight = z.infer<typeof TechnicianInsight>;
 export type ServiceInsight = z.infer<typeof ServiceInsight>;
 export type ProblemInsight = z.infer<typeof ProblemInsight>;
@@ -64,18 +70,26 @@ export const MonthlyPoint = z
   .strictObject({
     month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).meta({ description: 'YYYY-MM' }),
     review_count: Count,
-    avg_rating: z.number().min(1).max(5).nullable(),
-    sentiment_score: Score.nullable(),
+    avg_rating: z.number().min(1).max(5).nullable().meta({ description: 'Mean rating of the month, rounded to 2 decimals; null when the month has no reviews.' }),
+    sentiment_score: Score.nullable().meta({ description: "Mean analysis score of the month's analysed reviews, rounded to 3 decimals; null when none." }),
   })
-  .meta({ id: 'MonthlyPoint' });
+  .meta({ id: 'MonthlyPoint', description: 'One calendar month; every month from the oldest to the newest review is listed, empty ones included.' });
 export type MonthlyPoint = z.infer<typeof MonthlyPoint>;
 
 export const Trend = z.enum(['improving', 'stable', 'declining']).meta({
-  description: 'Mean rating of the latest 6 months with reviews compared with the 6 months before: +0.25 or more is improving, -0.25 or less is declining.',
+  description:
+    'Mean rating of the reviews in the latest 6 months that have reviews compared with the reviews in the (up to) 6 months with reviews before those: +0.25 or more is improving, -0.25 or less is declining, anything else is stable. With 6 or fewer months that have reviews there is nothing to compare and the trend is stable.',
 });
 export type Trend = z.infer<typeof Trend>;
 
-export const OverallSentiment = z.strictObject({ score: Score, positive_pct: Percent, neutral_pct: Percent, negative_pct: Percent }).meta({ id: 'OverallSentiment' });
+export const OverallSentiment = z
+  .strictObject({
+    score: Score.meta({ description: 'Mean per-review analysis score, rounded to 3 decimals; 0 when no review is analysed.' }),
+    positive_pct: Percent,
+    neutral_pct: Percent,
+    negative_pct: Percent,
+  })
+  .meta({ id: 'OverallSentiment', description: 'Over the analysed reviews (those with a per_review entry). Percentages are rounded to 1 decimal, so they may not add up to exactly 100.' });
 export type OverallSentiment = z.infer<typeof OverallSentiment>;
 
 export const InsightsDocument = z
@@ -83,8 +97,8 @@ export const InsightsDocument = z
     version: z.int().min(1),
     generated_at: IsoDateTime,
     model: z.string(),
-    review_count: Count,
-    date_range: z.strictObject({ earliest: IsoDate.nullable(), latest: IsoDate.nullable() }),
+    review_count: Count.meta({ description: 'Number of reviews in the dataset (equals aggregate_rating.review_count).' }),
+    date_range: z.strictObject({ earliest: IsoDate.nullable(), latest: IsoDate.nullable() }).meta({ description: 'Oldest and newest review date; null when there are no reviews.' }),
     overall_sentiment: OverallSentiment,
     aspects: z.array(AspectInsight),
     entities: z.strictObject({
