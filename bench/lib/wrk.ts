@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface LoadSettings {
+  readonly connections: number;
+  readonly durationSeconds: number;
+  readonly headers?: Record<string, string>;
+}
+
+export interface LoadResult {
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly non2xx3xx: number;
+  readonly errors: number;
+}
+
+export const DEFAULT_LOAD: LoadSettings = { connections: 50, durationSeconds: 10 };
+
+function toMs(value: string, unit: string): number {
+  const n = Number(value);
+  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : unit === 'm' ? n * 60_000 : n;
+}
+
+/**
+ * wrk with one thread: the server under test gets one core, the load generator the other.
+ * `--latency` prints the percentile table we read p50/p99 from.
+ */
+export async function loadTest(url: string, settings: LoadSettings = DEFAULT_LOAD): Promise<LoadResult> {
+  const headerArgs = Object.entries(settings.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const { stdout } = await run('wrk', ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--latency', ...headerArgs, url], {
+    maxBuffer: 1 << 20,
+  });
+  const percentile = (p: string) => {
+    const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(stdout);
+    if (!m) throw new Error(`wrk output lacks the ${p}% latency line:\n${stdout}`);
+    return toMs(m[1]!, m[2]!);
+  };
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
+  if (!rps) throw new Error(`unexpected wrk output:\n${stdout}`);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  return {
+    requestsPerSecond: Number(rps[1]),
+    p50Ms: percentile('50'),
+    p99Ms: percentile('99'),
+    non2xx3xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
+    errors: socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+  };
+}
