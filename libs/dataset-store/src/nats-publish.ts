@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { buildSnapshotFromInput, validateDataset, type DatasetInput, type Issue } from '@reviews/domain';
+import { ConfigError, loadConfig, SpanKind, withSpan } from '@reviews/runtime';
+import { NatsDatasetStore, type PublishOutcome } from './nats-store.js';
+import { publishTraceparent } from './nats-trace.js';
+
+/** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
+export const PUBLISH_EXIT = { ok: 0, invalidDataset: 1, usage: 2, natsUnavailable: 3 } as const;
+
+/** How long the CLI waits for NATS before giving up with a clear message. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export interface PublishCliIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export type DatasetFileRead = { ok: true; input: DatasetInput } | { ok: false; issues: Issue[] };
+
+/** Read, parse and validate a dataset file; every problem comes back as an issue with its path. */
+export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    return { ok: false, issues: [{ code: 'unreadable_file', path: [], message: `cannot read ${path}: ${(error as Error).message}` }] };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, issues: [{ code: 'invalid_json', path: [], message: `not valid JSON: ${(error as Error).message}` }] };
+  }
+  const validated = validateDataset(raw);
+  if (!validated.ok) return validated;
+  try {
+    // Derive once here so a dataset no replica could build is refused before it is published.
+    buildSnapshotFromInput(validated.input, { baseUrl: 'http://publish-check.invalid', publishedAt: new Date() });
+  } catch (error) {
+    return { ok: false, issues: [{ code: 'build_error', path: [], message: `derivation failed: ${(error as Error).message}` }] };
+  }
+  return validated;
+}
+
+/**
+ * `NATS_URL=… npm run dataset:publish -- FILE`: validate, derive and publish. Exit 0 when published
+ * or already current; 1 with every issue printed when the dataset is invalid (the pointer is not
+ * touched); 2 for usage/configuration errors; 3 when NATS is unreachable or the store fails.
+ */
+export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, io: PublishCliIo): Promise<number> {
+  const files = args.filter((arg) => arg !== '--');
+  if (files.length !== 1 || files[0] === undefined || files[0].startsWith('-')) {
+    io.err('usage: NATS_URL=nats://host:4222 npm run dataset:publish -- FILE');
+    return PUBLISH_EXIT.usage;
+  }
+  const file = files[0];
+  let servers: string;
+  let replicas: number;
+  try {
+    const config = loadConfig(env);
+    if (config.NATS_URL === undefined) throw new ConfigError(['NATS_URL: required to publish (e.g. nats://127.0.0.1:4222)']);
+    servers = config.NATS_URL;
+    replicas = config.NATS_REPLICAS;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.err(error.message);
+    return PUBLISH_EXIT.usage;
+  }
+
+  const read = await readDatasetFile(file);
+  if (!read.ok) {
+    io.err(`${file}: invalid dataset, nothing published (${read.issues.length} issue${read.issues.length === 1 ? '' : 's'}):`);
+    for (const issue of read.issues) io.err(`  ${formatPath(issue.path)}: ${issue.message} [${issue.code}]`);
+    return PUBLISH_EXIT.invalidDataset;
+  }
+
+  let nc: NatsConnection;
+  try {
+    nc = await connect({ servers: servers.split(',').map((s) => s.trim()), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
+  } catch (error) {
+    io.err(`cannot reach NATS at ${servers}: ${(error as Error).message}; nothing published`);
+    return PUBLISH_EXIT.natsUnavailable;
+  }
+  try {
+    const outcome = await withSpan('dataset publish', { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats' } }, async (span) => {
+      const store = await NatsDatasetStore.open(nc, replicas);
+      const result = await store.publish(read.input, { traceparent: publishTraceparent() });
+      span.setAttribute('dataset.version', result.version);
+      return result;
+    });
+    io.out(describe(outcome));
+    return PUBLISH_EXIT.ok;
+  } catch (error) {
+    io.err(`publishing to NATS at ${servers} failed: ${(error as Error).message}; the current dataset is unchanged`);
+    return PUBLISH_EXIT.natsUnavailable;
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+}
+
+function describe(outcome: PublishOutcome): string {
+  if (outcome.status === 'already-current') return `${outcome.version} already current (published ${outcome.pointer.published_at}); nothing changed`;
+  return `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
+}
+
+function formatPath(path: Issue['path']): string {
+  if (path.length === 0) return '(root)';
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
+}

@@ -1,0 +1,246 @@
+import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
+import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
+import { Counter, Gauge, type Logger, type Registry } from '@reviews/runtime';
+import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
+import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
+import type { DatasetSource, PublishedDataset, SourceHealth } from './source.js';
+
+/** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
+export type NatsRefusalReason = 'invalid_pointer' | 'missing_object' | 'corrupt_object' | 'digest_mismatch';
+
+export interface NatsDatasetSourceOptions {
+  /** NATS_URL: one or more comma-separated server URLs. */
+  readonly servers: string;
+  /** NATS_REPLICAS: replicas of the buckets, if this process is the one that creates them. */
+  readonly replicas: number;
+  /** The `service` label on metrics and the NATS connection name. */
+  readonly service: string;
+  readonly logger: Logger;
+  readonly registry: Registry;
+}
+
+/** First connection attempts: how long one may take, and the pause between them while NATS is down. */
+const CONNECT_TIMEOUT_MS = 2_000;
+const RETRY_DELAY_MS = 1_000;
+const RECONNECT_WAIT_MS = 1_000;
+
+type Deferred = { promise: Promise<void>; resolve: () => void };
+
+/**
+ * Follows `dataset-pointer/current` (docs/adr/0002-nats-dataset-store.md): delivers the current
+ * dataset at start, then every pointer move, in order. Integrity failures are refused with a log
+ * line and a metric, and the previous dataset stays. NATS being down, at start or later, never
+ * crashes anything: the source keeps retrying and `health()` says disconnected.
+ */
+export class NatsDatasetSource implements DatasetSource {
+  private nc: NatsConnection | null = null;
+  private watcher: QueuedIterator<KvWatchEntry> | null = null;
+  private closed = false;
+  private connected = false;
+  private detail = 'not started';
+  /** Highest pointer revision already handled (delivered or refused); older ones are stale. */
+  private handledRevision = 0;
+  private deliveredVersion: string | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  private running: Promise<void> | null = null;
+  private readonly connectedGauge: Gauge<'service'>;
+
+  constructor(private readonly options: NatsDatasetSourceOptions) {
+    this.connectedGauge = sharedMetric(options.registry, 'nats_connected', () =>
+      new Gauge({ name: 'nats_connected', help: '1 while the NATS connection is up, else 0.', labelNames: ['service'] as const, registers: [options.registry] }),
+    );
+    this.connectedGauge.set({ service: options.service }, 0);
+  }
+
+  subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+    if (this.running) throw new Error('NatsDatasetSource.subscribe() may be called once');
+    const initial = deferred();
+    this.running = this.run(onDataset, initial);
+    return initial.promise;
+  }
+
+  health(): SourceHealth {
+    return { connected: this.connected, detail: this.detail };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.retryTimer?.wake();
+    this.watcher?.stop();
+    await this.nc?.close().catch(() => undefined);
+    await this.running;
+    await this.queue;
+    this.setConnected(false, 'closed');
+  }
+
+  /** Connect (retrying forever), then keep a pointer watch alive until close(). */
+  private async run(onDataset: (dataset: PublishedDataset) => Promise<void> | void, initial: Deferred): Promise<void> {
+    const nc = await this.connectUntilClosed(initial);
+    if (nc === null) return initial.resolve();
+    this.nc = nc;
+    void this.followStatus(nc);
+    while (!this.closed) {
+      try {
+        const buckets = await openDatasetBuckets(nc, this.options.replicas);
+        // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
+        const entry = await buckets.pointers.get(POINTER_KEY);
+        if (entry !== null) await this.enqueue(buckets, entry, onDataset);
+        initial.resolve();
+        // The watch replays the latest value, then follows moves; revisions already handled are skipped.
+        const watcher = await buckets.pointers.watch({ key: POINTER_KEY });
+        this.watcher = watcher;
+        if (this.closed) watcher.stop();
+        for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
+      } catch (error) {
+        if (this.closed) break;
+        this.options.logger.warn({ err: error }, 'NATS dataset watch failed; retrying');
+      }
+      // The watch ends on close and when a reconnect restarts it (see followStatus).
+      if (!this.closed) await this.pause(RETRY_DELAY_MS);
+    }
+    initial.resolve();
+  }
+
+  private async connectUntilClosed(initial: Deferred): Promise<NatsConnection | null> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      try {
+        const nc = await connect({
+          servers: this.options.servers.split(',').map((s) => s.trim()),
+          name: this.options.service,
+          timeout: CONNECT_TIMEOUT_MS,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: RECONNECT_WAIT_MS,
+        });
+        if (this.closed) {
+          await nc.close();
+          return null;
+        }
+        this.setConnected(true, `connected to ${nc.getServer()}`);
+        return nc;
+      } catch (error) {
+        this.setConnected(false, `cannot reach NATS at ${this.options.servers} (attempt ${attempt}): ${(error as Error).message}`);
+        if (attempt === 1) {
+          this.options.logger.warn({ servers: this.options.servers, err: error }, 'NATS unreachable at start; serving nothing new until it is back, retrying');
+          // Nothing can be delivered yet; let the caller go on (readiness stays false until a dataset arrives).
+          initial.resolve();
+        }
+        await this.pause(RETRY_DELAY_MS);
+      }
+    }
+    return null;
+  }
+
+  /** Track the connection; after a reconnect restart the watch so a move made while away is picked up. */
+  private async followStatus(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') {
+        this.setConnected(false, `disconnected from ${status.server}; reconnecting, serving the last dataset`);
+        this.options.logger.warn({ server: status.server }, 'NATS disconnected');
+      } else if (status.type === 'reconnect') {
+        this.setConnected(true, `connected to ${status.server}`);
+        this.options.logger.info({ server: status.server }, 'NATS reconnected; re-reading the dataset pointer');
+        this.watcher?.stop();
+      }
+    }
+  }
+
+  /** Handle pointer entries one at a time, in arrival order, so deliveries never overtake each other. */
+  private enqueue(buckets: DatasetBuckets, entry: KvEntry, onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+    this.queue = this.queue
+      .then(() => this.handle(buckets, entry, onDataset))
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'unexpected failure handling a dataset pointer'));
+    return this.queue;
+  }
+
+  private async handle(buckets: DatasetBuckets, entry: KvEntry, onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+    if (this.closed || entry.revision <= this.handledRevision) return;
+    this.handledRevision = entry.revision;
+    const read = readPointer(entry);
+    if (!read.ok) return this.refuse('invalid_pointer', read.problem, { revision: entry.revision });
+    const pointer = read.pointer;
+    if (pointer.version === this.deliveredVersion) return;
+    let dataset: PublishedDataset;
+    try {
+      const fetched = await this.fetchVerified(buckets, pointer);
+      if (!fetched.ok) return this.refuse(fetched.reason, fetched.problem, { revision: entry.revision, version: pointer.version, object: pointer.object });
+      dataset = {
+        version: pointer.version,
+        publishedAt: new Date(pointer.published_at),
+        bytes: fetched.bytes,
+        traceparent: pointer.traceparent,
+      };
+    } catch (error) {
+      // NATS trouble mid-fetch (timeout, disconnect): forget this revision and restart the watch,
+      // whose replay of the latest pointer offers it again.
+      this.handledRevision = entry.revision - 1;
+      this.options.logger.warn({ err: error, version: pointer.version }, 'could not fetch the published dataset; retrying');
+      this.watcher?.stop();
+      return;
+    }
+    this.deliveredVersion = pointer.version;
+    this.options.logger.info({ version: pointer.version, revision: entry.revision, size: pointer.size, traceparent: pointer.traceparent }, 'dataset version offered by NATS');
+    try {
+      await onDataset(dataset);
+    } catch (error) {
+      this.options.logger.error({ err: error, version: pointer.version }, 'dataset consumer failed');
+    }
+  }
+
+  private async fetchVerified(
+    buckets: DatasetBuckets,
+    pointer: DatasetPointer,
+  ): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; reason: NatsRefusalReason; problem: string }> {
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await buckets.objects.getBlob(pointer.object);
+    } catch (error) {
+      // The client checks the chunks against the object's own digest; anything else is transient.
+      if (!/digest/i.test((error as Error).message)) throw error;
+      return { ok: false, reason: 'corrupt_object', problem: `object ${DATASET_OBJECT_BUCKET}/${pointer.object} is corrupt: ${(error as Error).message}` };
+    }
+    if (bytes === null) return { ok: false, reason: 'missing_object', problem: `pointer names ${DATASET_OBJECT_BUCKET}/${pointer.object}, which does not exist` };
+    if (bytes.length !== pointer.size) {
+      return { ok: false, reason: 'digest_mismatch', problem: `object is ${bytes.length} bytes, the pointer says ${pointer.size} (truncated or replaced)` };
+    }
+    const sha256 = sha256Hex(bytes);
+    if (sha256 !== pointer.sha256) return { ok: false, reason: 'digest_mismatch', problem: `object SHA-256 is ${sha256}, the pointer says ${pointer.sha256}` };
+    return { ok: true, bytes };
+  }
+
+  private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {
+    this.options.logger.error({ ...context, reason, bucket: POINTER_BUCKET }, `dataset refused, keeping the previous one: ${problem}`);
+    const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
+    if (failures instanceof Counter) failures.inc({ service: this.options.service, reason });
+  }
+
+  private setConnected(connected: boolean, detail: string): void {
+    this.connected = connected;
+    this.detail = detail;
+    this.connectedGauge.set({ service: this.options.service }, connected ? 1 : 0);
+  }
+
+  /** A delay that close() cuts short. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.retryTimer = null;
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.retryTimer = { timer, wake };
+    });
+  }
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Several sources (e.g. in-process test replicas) may share one registry: register once, reuse after. */
+function sharedMetric<T>(registry: Registry, name: string, create: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
+}

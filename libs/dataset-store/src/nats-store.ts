@@ -1,0 +1,144 @@
+import { jetstream, JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { canonicalDatasetBytes, datasetVersion, type DatasetInput } from '@reviews/domain';
+import {
+  DATASET_OBJECT_BUCKET,
+  datasetObjectName,
+  type DatasetPointer,
+  MAX_DATASET_BYTES,
+  objectStoreSettings,
+  POINTER_BUCKET,
+  POINTER_KEY,
+  pointerBucketSettings,
+  readPointer,
+  RETAINED_VERSIONS,
+  sha256Hex,
+} from './nats-layout.js';
+import { publishTraceparent } from './nats-trace.js';
+
+/** JetStream request timeout: bounds every store operation when the server stops answering. */
+export const NATS_REQUEST_TIMEOUT_MS = 5_000;
+/** Concurrent publishers racing for the pointer: each lost race re-reads and tries again. */
+const POINTER_CAS_ATTEMPTS = 5;
+
+export interface PublishOutcome {
+  readonly status: 'published' | 'already-current';
+  readonly version: string;
+  readonly pointer: DatasetPointer;
+}
+
+export interface PublishOptions {
+  /** W3C traceparent of the publish; defaults to the active span's or a fresh one. */
+  readonly traceparent?: string;
+}
+
+/** Thrown when a stored object does not read back as written; the pointer was not moved. */
+export class DatasetStoreError extends Error {
+  override readonly name = 'DatasetStoreError';
+}
+
+/** The two buckets of the dataset store, created on first use with the documented settings. */
+export interface DatasetBuckets {
+  readonly objects: ObjectStore;
+  readonly pointers: KV;
+}
+
+export async function openDatasetBuckets(nc: NatsConnection, replicas: number): Promise<DatasetBuckets> {
+  const js = jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS });
+  const [objects, pointers] = await Promise.all([
+    new Objm(js).create(DATASET_OBJECT_BUCKET, objectStoreSettings(replicas)),
+    new Kvm(js).create(POINTER_BUCKET, pointerBucketSettings(replicas)),
+  ]);
+  return { objects, pointers };
+}
+
+/**
+ * The publishing side of the NATS dataset store: stores a validated dataset as an object, reads it
+ * back, and only then moves the `current` pointer with compare-and-set. The pointer move is the
+ * change event every replica follows; old objects are pruned only after it succeeded.
+ */
+export class NatsDatasetStore {
+  private constructor(private readonly buckets: DatasetBuckets) {}
+
+  static async open(nc: NatsConnection, replicas: number): Promise<NatsDatasetStore> {
+    return new NatsDatasetStore(await openDatasetBuckets(nc, replicas));
+  }
+
+  async publish(input: DatasetInput, options: PublishOptions = {}): Promise<PublishOutcome> {
+    const bytes = canonicalDatasetBytes(input);
+    if (bytes.length > MAX_DATASET_BYTES) {
+      throw new DatasetStoreError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
+    }
+    const version = datasetVersion(input);
+    const sha256 = sha256Hex(bytes);
+    const object = datasetObjectName(version);
+
+    for (let attempt = 1; attempt <= POINTER_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.buckets.pointers.get(POINTER_KEY);
+      // A malformed pointer is simply replaced: publishing is how an operator repairs it.
+      const current = entry === null ? null : readPointer(entry);
+      if (current?.ok && current.pointer.version === version) return { status: 'already-current', version, pointer: current.pointer };
+
+      await this.storeVerified(object, bytes, sha256);
+      const pointer: DatasetPointer = {
+        version,
+        object,
+        published_at: new Date().toISOString(),
+        sha256,
+        size: bytes.length,
+        traceparent: options.traceparent ?? publishTraceparent(),
+      };
+      const value = JSON.stringify(pointer);
+      try {
+        if (entry !== null && entry.operation === 'PUT') await this.buckets.pointers.update(POINTER_KEY, value, entry.revision);
+        else await this.buckets.pointers.create(POINTER_KEY, value);
+      } catch (error) {
+        if (isLostPointerRace(error)) continue;
+        throw error;
+      }
+      await this.pruneOldVersions(object);
+      return { status: 'published', version, pointer };
+    }
+    throw new DatasetStoreError(`the pointer kept moving under ${POINTER_CAS_ATTEMPTS} publish attempts; try again`);
+  }
+
+  /** Put the object unless an intact copy is already there, then prove it reads back byte-exact. */
+  private async storeVerified(name: string, bytes: Uint8Array, sha256: string): Promise<void> {
+    const existing = await this.buckets.objects.info(name);
+    const intact = existing !== null && !existing.deleted && existing.size === bytes.length && (await this.readsBackAs(name, sha256));
+    if (!intact) {
+      await this.buckets.objects.putBlob({ name }, bytes);
+      if (!(await this.readsBackAs(name, sha256))) {
+        throw new DatasetStoreError(`object ${DATASET_OBJECT_BUCKET}/${name} did not read back with SHA-256 ${sha256}; pointer not moved`);
+      }
+    }
+  }
+
+  private async readsBackAs(name: string, sha256: string): Promise<boolean> {
+    try {
+      const stored = await this.buckets.objects.getBlob(name);
+      return stored !== null && sha256Hex(stored) === sha256;
+    } catch {
+      // The client refuses chunks whose digest disagrees with the object's metadata: not intact.
+      return false;
+    }
+  }
+
+  /** Keep the newest RETAINED_VERSIONS objects (always the current one); delete the rest. */
+  private async pruneOldVersions(currentObject: string): Promise<void> {
+    const stored = (await this.buckets.objects.list()).filter((info) => !info.deleted && info.name !== currentObject);
+    stored.sort((a, b) => Date.parse(b.mtime) - Date.parse(a.mtime));
+    for (const stale of stored.slice(RETAINED_VERSIONS - 1)) {
+      await this.buckets.objects.delete(stale.name);
+    }
+  }
+}
+
+function isLostPointerRace(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}

@@ -1,0 +1,22 @@
+/**
+ * Bounded polling for asynchronous effects (a replica picking up a publish, a reconnect): retry
+ * `probe` until it stops throwing or returns a truthy value, failing with the last error at the deadline.
+ */
+export async function eventually<T>(probe: () => Promise<T> | T, { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown = new Error('condition never became true');
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      lastError = new Error(`condition still false (got ${String(value)})`);
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      const message = lastError instanceof Error ? lastError.message : String(lastError);
+      throw new Error(`not reached within ${timeoutMs} ms: ${message}`, { cause: lastError });
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The Debian build the design targets (2.9.10); override for a locally installed server. */
+const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+const READY_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+const POLL_INTERVAL_MS = 50;
+
+/**
+ * A private JetStream-enabled nats-server for one test file: loopback only, free ports, its own
+ * temporary store dir. `restart()` brings it back on the SAME port and store dir, so clients
+ * reconnect and persisted streams (KV, Object Store) survive, which is what fault tests need.
+ */
+export interface NatsServerHandle {
+  /** `nats://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  readonly storeDir: string;
+  readonly running: boolean;
+  stop(): Promise<void>;
+  /** Start again after `stop()`, same port and store dir; resolves once /healthz answers ok. */
+  start(): Promise<void>;
+  restart(): Promise<void>;
+  /** Stop (if running) and delete the store dir. Call it in afterAll. */
+  dispose(): Promise<void>;
+}
+
+export async function startNatsServer(): Promise<NatsServerHandle> {
+  const storeDir = await mkdtemp(join(tmpdir(), 'nats-test-'));
+  const port = await freePort();
+  const monitorPort = await freePort();
+  let child: ChildProcess | null = null;
+
+  const start = async (): Promise<void> => {
+    if (child) return;
+    const proc = spawn(NATS_SERVER_BIN, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+    });
+    child = proc;
+    try {
+      await waitUntilHealthy(monitorPort, proc);
+    } catch (error) {
+      await stop();
+      throw new Error(`nats-server did not become healthy on port ${port}: ${(error as Error).message}\n${stderr}`);
+    }
+  };
+
+  const stop = async (): Promise<void> => {
+    const proc = child;
+    if (!proc) return;
+    child = null;
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await start();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    get running() {
+      return child !== null;
+    },
+    start,
+    stop,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+    dispose: async () => {
+      await stop();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Ask the OS for a free loopback port (a tiny race with other processes is accepted in tests). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+async function waitUntilHealthy(monitorPort: number, proc: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'not polled yet';
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`exited with code ${proc.exitCode}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      if (response.ok) return;
+      last = `healthz answered ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+  }
+  throw new Error(`timed out after ${READY_TIMEOUT_MS} ms (${last})`);
+}
