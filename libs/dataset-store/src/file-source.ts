@@ -77,7 +77,7 @@ export class FileDatasetSource implements DatasetSource {
     try {
       const info = await stat(this.#path);
       bytes = await readFile(this.#path);
-      publishedAt = info.mtime;
+      publishedAt = new Date(info.mtimeMs);
     } catch (error) {
       // Mid-rename the file can be briefly absent; the next directory event reads it again.
       const detail = `cannot read ${this.#path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;

@@ -6,6 +6,8 @@ const PREFERENCE: readonly ContentCoding[] = ['br', 'gzip', 'identity'];
 interface Weights {
   readonly explicit: Map<string, number>;
   readonly star: number | undefined;
+  /** Lowest positive weight listed, 1 when none is. */
+  readonly lowestListed: number;
 }
 
 function parseAcceptEncoding(header: string): Weights {
@@ -27,15 +29,17 @@ function parseAcceptEncoding(header: string): Weights {
     if (coding === '*') star = q;
     else explicit.set(coding, Math.max(q, explicit.get(coding) ?? 0));
   }
-  return { explicit, star };
+  const positive = [...explicit.values()].filter((q) => q > 0);
+  return { explicit, star, lowestListed: Math.min(1, ...positive) };
 }
 
 function weightOf(coding: ContentCoding, weights: Weights): number {
   const explicit = weights.explicit.get(coding);
   if (explicit !== undefined) return explicit;
   if (weights.star !== undefined) return weights.star;
-  // identity is acceptable unless excluded (RFC 9110 §12.5.3); other codings only when listed.
-  return coding === 'identity' ? 1 : 0;
+  // identity is acceptable unless excluded (RFC 9110 §12.5.3), but a client that weighs its listed
+  // codings (`br;q=0.5, gzip;q=0.8`) still prefers them: unlisted identity gets the lowest listed weight.
+  return coding === 'identity' ? weights.lowestListed : 0;
 }
 
 /**

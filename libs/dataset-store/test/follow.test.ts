@@ -1,0 +1,122 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, it, expect, afterEach } from '@jest/globals';
+import { pino } from 'pino';
+import type { Snapshot } from '@reviews/domain';
+import { createMetrics } from '@reviews/runtime';
+import { FileDatasetSource, followSnapshots, type SnapshotFollower } from '@reviews/dataset-store';
+import { buildDataset } from '../../domain/test/fixtures.js';
+import { waitFor } from './wait-for.js';
+
+const BASE_URL = 'https://reviews.example.com';
+
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+const valid = (seed: number) => JSON.stringify(buildDataset({ reviews: 8, seed }));
+
+describe('followSnapshots', () => {
+  let cleanup: (() => Promise<void>) | null = null;
+  afterEach(async () => {
+    await cleanup?.();
+    cleanup = null;
+  });
+
+  async function follow(initial: string | null) {
+    const dir = await mkdtemp(join(tmpdir(), 'follow-'));
+    const file = join(dir, 'dataset.json');
+    if (initial !== null) await writeFile(file, initial);
+    const { logger, lines } = capturingLogger();
+    const metrics = createMetrics();
+    const follower: SnapshotFollower = await followSnapshots(new FileDatasetSource(file, { logger, debounceMs: 20 }), { baseUrl: BASE_URL, logger, metrics, service: 'test' });
+    cleanup = async () => {
+      await follower.close();
+      await rm(dir, { recursive: true, force: true });
+    };
+    return { file, follower, metrics, lines };
+  }
+
+  it('serves a valid dataset and records the dataset metrics', async () => {
+    const { follower, metrics } = await follow(valid(1));
+    const snapshot = follower.current();
+    expect(snapshot).not.toBeNull();
+    expect(snapshot!.urls.base).toBe(BASE_URL);
+    const health = follower.health();
+    expect(health).toMatchObject({ ready: true, version: snapshot!.version, lastRejection: null, source: { connected: true } });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(`dataset_info{service="test",version="${snapshot!.version}"} 1`);
+    expect(text).toMatch(/dataset_published_timestamp_seconds\{service="test"\} \d+/);
+    expect(text).toMatch(/dataset_snapshot_build_duration_seconds_count\{service="test"\} 1/);
+    expect(text).toMatch(/dataset_propagation_seconds_count\{service="test"\} 1/);
+  });
+
+  it('swaps in a new valid dataset and tells listeners', async () => {
+    const { file, follower, metrics } = await follow(valid(1));
+    const first = follower.current()!;
+    const swaps: Array<[Snapshot, Snapshot | null]> = [];
+    follower.onSwap((next, previous) => swaps.push([next, previous]));
+    await writeFile(file, valid(2));
+    await waitFor(() => swaps.length === 1, 5000, 'the swap');
+    expect(swaps[0]![1]).toBe(first);
+    expect(follower.current()).toBe(swaps[0]![0]);
+    expect(follower.current()!.version).not.toBe(first.version);
+    const text = await metrics.registry.metrics();
+    expect(text).not.toContain(`version="${first.version}"`);
+  });
+
+  it('keeps the old snapshot when the new file is not JSON', async () => {
+    const { file, follower, metrics } = await follow(valid(1));
+    const first = follower.current();
+    await writeFile(file, '{ "truncated": ');
+    await waitFor(() => follower.health().lastRejection !== null, 5000, 'the rejection');
+    expect(follower.current()).toBe(first);
+    expect(follower.health().lastRejection).toContain('invalid_json');
+    expect(await metrics.registry.metrics()).toContain('dataset_load_failures_total{service="test",reason="invalid_json"} 1');
+  });
+
+  it('logs every issue of an invalid dataset with its path, keeps the old snapshot', async () => {
+    const { file, follower, lines } = await follow(valid(1));
+    const first = follower.current();
+    const broken = buildDataset({ reviews: 8, seed: 1 }) as unknown as { reviews: Array<Record<string, unknown>> };
+    broken.reviews[0]!.rating = 9;
+    broken.reviews[1]!.date = '2025-02-30';
+    await writeFile(file, JSON.stringify(broken));
+    await waitFor(() => follower.health().lastRejection !== null, 5000, 'the rejection');
+    expect(follower.current()).toBe(first);
+    expect(follower.health().lastRejection).toContain('invalid_dataset');
+    const paths = lines.filter((line) => line.level === 50 && typeof line.path === 'string').map((line) => line.path);
+    expect(paths).toEqual(expect.arrayContaining(['reviews.0.rating', 'reviews.1.date']));
+  });
+
+  it('starts not ready on an invalid file and becomes ready when a valid one appears', async () => {
+    const { file, follower } = await follow('[]');
+    expect(follower.current()).toBeNull();
+    expect(follower.health()).toMatchObject({ ready: false, version: null });
+    expect(follower.health().lastRejection).not.toBeNull();
+    await writeFile(file, valid(3));
+    await waitFor(() => follower.current() !== null, 5000, 'the valid dataset');
+    expect(follower.health()).toMatchObject({ ready: true, lastRejection: null });
+  });
+
+  it('does not swap for the same content saved again in another layout', async () => {
+    const { file, follower, metrics } = await follow(valid(1));
+    const first = follower.current();
+    let swaps = 0;
+    follower.onSwap(() => swaps++);
+    await writeFile(file, JSON.stringify(JSON.parse(valid(1)), null, 2));
+    const builds = async () => Number(/dataset_snapshot_build_duration_seconds_count\{service="test"\} (\d+)/.exec(await metrics.registry.metrics())?.[1]);
+    await waitFor(async () => (await builds()) === 2, 5000, 'the second build');
+    expect(follower.current()).toBe(first);
+    expect(swaps).toBe(0);
+  });
+});

@@ -1,0 +1,97 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { datasetVersion } from '@reviews/domain';
+import { POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
+import { buildDataset } from '../../domain/test/fixtures.js';
+import { freePort, startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+
+async function publish(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runPublishCli(args, env, { out: (line) => out.push(line), err: (line) => err.push(line) });
+  return { code, out, err };
+}
+
+describe('dataset:publish CLI against a real nats-server', () => {
+  let server: NatsServerHandle;
+  let dir: string;
+  let nc: NatsConnection;
+  let pointers: KV;
+  const valid = buildDataset({ reviews: 12, seed: 21 });
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    dir = await mkdtemp(join(tmpdir(), 'publish-cli-'));
+    await writeFile(join(dir, 'valid.json'), JSON.stringify(valid));
+    env = { NATS_URL: server.url };
+    nc = await connect({ servers: server.url });
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await server?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('publishes a valid file and prints its version', async () => {
+    const result = await publish(['--', join(dir, 'valid.json')], env);
+    expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
+    expect(result.out.join('\n')).toContain(`${datasetVersion(valid)} published`);
+    pointers = await new Kvm(jetstream(nc)).open(POINTER_BUCKET);
+    expect((await pointers.get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(valid), object: `v/${datasetVersion(valid)}.json` });
+  });
+
+  it('publishing the same content again exits 0 with "already current" and leaves the pointer alone', async () => {
+    const before = await pointers.get(POINTER_KEY);
+    const result = await publish([join(dir, 'valid.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.ok);
+    expect(result.out.join('\n')).toContain(`${datasetVersion(valid)} already current`);
+    expect((await pointers.get(POINTER_KEY))?.revision).toBe(before?.revision);
+  });
+
+  it('prints every issue with its path and exits non-zero on an invalid dataset; the pointer is untouched', async () => {
+    const broken = structuredClone(valid) as unknown as { reviews: Array<Record<string, unknown>>; business: Record<string, unknown> };
+    broken.reviews[0]!.rating = 9;
+    broken.reviews[1]!.date = '2025-02-30';
+    broken.business.url = 'not a url';
+    await writeFile(join(dir, 'invalid.json'), JSON.stringify(broken));
+    const before = await pointers.get(POINTER_KEY);
+
+    const result = await publish([join(dir, 'invalid.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    const stderr = result.err.join('\n');
+    expect(stderr).toContain('nothing published');
+    expect(stderr).toMatch(/reviews\[0\]\.rating: /);
+    expect(stderr).toMatch(/reviews\[1\]\.date: /);
+    expect(stderr).toMatch(/business\.url: /);
+    expect((await pointers.get(POINTER_KEY))?.revision).toBe(before?.revision);
+  });
+
+  it('rejects a file that is not JSON', async () => {
+    await writeFile(join(dir, 'truncated.json'), JSON.stringify(valid).slice(0, 200));
+    const result = await publish([join(dir, 'truncated.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err.join('\n')).toContain('(root): not valid JSON');
+  });
+
+  it('exits non-zero with a clear message, quickly, when NATS is unreachable', async () => {
+    const started = Date.now();
+    const result = await publish([join(dir, 'valid.json')], { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+    expect(result.code).toBe(PUBLISH_EXIT.natsUnavailable);
+    expect(result.err.join('\n')).toMatch(/cannot reach NATS at nats:\/\/127\.0\.0\.1:\d+/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('explains usage and configuration errors', async () => {
+    expect((await publish([], env)).code).toBe(PUBLISH_EXIT.usage);
+    const noUrl = await publish([join(dir, 'valid.json')], {});
+    expect(noUrl.code).toBe(PUBLISH_EXIT.usage);
+    expect(noUrl.err.join('\n')).toContain('NATS_URL');
+  });
+});

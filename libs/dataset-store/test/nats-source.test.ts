@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { datasetVersion, type DatasetInput } from '@reviews/domain';
+import {
+  DATASET_OBJECT_BUCKET,
+  followSnapshots,
+  NatsDatasetSource,
+  NatsDatasetStore,
+  POINTER_BUCKET,
+  POINTER_KEY,
+  sha256Hex,
+  type DatasetPointer,
+  type PublishedDataset,
+  type SnapshotFollower,
+} from '@reviews/dataset-store';
+import { createMetrics, type Metrics } from '@reviews/runtime';
+import { buildDataset } from '../../domain/test/fixtures.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+
+const BASE_URL = 'https://reviews.example.com';
+const silent = pino({ level: 'silent' });
+
+interface Replica {
+  readonly source: NatsDatasetSource;
+  readonly follower: SnapshotFollower;
+  readonly metrics: Metrics;
+}
+
+async function startReplica(server: NatsServerHandle): Promise<Replica> {
+  const metrics = createMetrics();
+  const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'test-replica', logger: silent, registry: metrics.registry });
+  const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'test-replica' });
+  return { source, follower, metrics };
+}
+
+async function metricValue(metrics: Metrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  const match = values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+  return match?.value ?? 0;
+}
+
+describe('NATS dataset store and source (real nats-server)', () => {
+  let server: NatsServerHandle;
+  let nc: NatsConnection;
+  let store: NatsDatasetStore;
+  let pointers: KV;
+  let objects: ObjectStore;
+  const replicas: Replica[] = [];
+  const v1 = buildDataset({ reviews: 30, seed: 1 });
+  const v2 = buildDataset({ reviews: 40, seed: 2 });
+  const v3 = buildDataset({ reviews: 50, seed: 3 });
+
+  const versionsServed = () => replicas.map((r) => r.follower.current()?.version ?? null);
+  const allServe = (input: DatasetInput) => eventually(() => expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(input))));
+
+  /** Point `current` at an object of our choosing, as a broken or hostile writer would. */
+  async function forcePointer(pointer: Partial<DatasetPointer> | string): Promise<void> {
+    const entry = await pointers.get(POINTER_KEY);
+    const value = typeof pointer === 'string' ? pointer : JSON.stringify({ published_at: new Date().toISOString(), traceparent: null, ...pointer });
+    await pointers.update(POINTER_KEY, value, entry?.revision ?? 0);
+  }
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    store = await NatsDatasetStore.open(nc, 1);
+    const js = jetstream(nc);
+    pointers = await new Kvm(js).open(POINTER_BUCKET);
+    objects = await new Objm(js).open(DATASET_OBJECT_BUCKET);
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.follower.close()));
+    await nc?.close();
+    await server?.dispose();
+  });
+
+  it('starts with no pointer: nothing delivered, connected, not ready', async () => {
+    for (let i = 0; i < 3; i++) replicas.push(await startReplica(server));
+    for (const replica of replicas) {
+      expect(replica.follower.health()).toMatchObject({ ready: false, source: { connected: true } });
+      expect(await metricValue(replica.metrics, 'nats_connected', { service: 'test-replica' })).toBe(1);
+    }
+  });
+
+  it('a publish reaches every replica, with the traceparent in the delivered dataset', async () => {
+    const seen: PublishedDataset[] = [];
+    const probe = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'probe', logger: silent, registry: createMetrics().registry });
+    await probe.subscribe((dataset) => {
+      seen.push(dataset);
+    });
+    try {
+      const outcome = await store.publish(v1, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+      expect(outcome).toMatchObject({ status: 'published', version: datasetVersion(v1) });
+      expect(outcome.pointer).toMatchObject({ object: `v/${datasetVersion(v1)}.json`, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      await allServe(v1);
+      await eventually(() => seen.length === 1);
+      expect(seen[0]).toMatchObject({ version: datasetVersion(v1), traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+      expect(sha256Hex(seen[0]!.bytes)).toBe(outcome.pointer.sha256);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  it('generates a W3C traceparent when the publisher has no active span', async () => {
+    const outcome = await store.publish(v2);
+    expect(outcome.pointer.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    await allServe(v2);
+  });
+
+  it('publishing the current content again is a no-op: same pointer revision, nothing swapped', async () => {
+    const before = await pointers.get(POINTER_KEY);
+    const swaps: string[] = [];
+    const unsubscribe = replicas[0]!.follower.onSwap((next) => swaps.push(next.version));
+    const outcome = await store.publish(v2);
+    expect(outcome.status).toBe('already-current');
+    expect((await pointers.get(POINTER_KEY))?.revision).toBe(before?.revision);
+    expect(swaps).toEqual([]);
+    unsubscribe();
+  });
+
+  it('refuses a pointer to a missing object and keeps serving the previous dataset', async () => {
+    await forcePointer({ version: 'missing', object: 'v/missing.json', sha256: 'a'.repeat(64), size: 10 });
+    await eventually(async () => (await metricValue(replicas[0]!.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })) === 1);
+    expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+  });
+
+  it('refuses a truncated object (size and digest disagree with the pointer)', async () => {
+    const bytes = Buffer.from(JSON.stringify(v3));
+    await objects.putBlob({ name: 'v/truncated.json' }, bytes.subarray(0, bytes.length - 100));
+    await forcePointer({ version: 'truncated', object: 'v/truncated.json', sha256: sha256Hex(bytes), size: bytes.length });
+    await eventually(async () => (await metricValue(replicas[1]!.metrics, 'dataset_load_failures_total', { reason: 'digest_mismatch' })) === 1);
+    expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+  });
+
+  it('refuses an object whose content is not JSON even when the digest matches (the follower rejects it)', async () => {
+    const garbage = Buffer.from('{"generated_at": "2025-01-01T00:00:00Z", "business": {');
+    await objects.putBlob({ name: 'v/garbage.json' }, garbage);
+    await forcePointer({ version: 'garbage', object: 'v/garbage.json', sha256: sha256Hex(garbage), size: garbage.length });
+    await eventually(async () => (await metricValue(replicas[2]!.metrics, 'dataset_load_failures_total', { reason: 'invalid_json' })) === 1);
+    expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+  });
+
+  it('refuses a malformed pointer value; the next publish repairs it', async () => {
+    await forcePointer('this is not a pointer');
+    await eventually(async () => (await metricValue(replicas[0]!.metrics, 'dataset_load_failures_total', { reason: 'invalid_pointer' })) === 1);
+    expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+
+    const outcome = await store.publish(v3);
+    expect(outcome.status).toBe('published');
+    await allServe(v3);
+  });
+
+  it('keeps serving while NATS is down, reports it, and converges on a version published after the restart', async () => {
+    await server.stop();
+    await eventually(() => replicas.every((r) => !r.source.health().connected));
+    for (const replica of replicas) {
+      expect(replica.follower.health()).toMatchObject({ ready: true, version: datasetVersion(v3), source: { connected: false, detail: expect.stringContaining('disconnected') } });
+      expect(await metricValue(replica.metrics, 'nats_connected', { service: 'test-replica' })).toBe(0);
+    }
+
+    await server.start();
+    await eventually(() => replicas.every((r) => r.source.health().connected) && !nc.isClosed());
+    // The publisher's own connection reconnects too; publishing may need JetStream a moment to recover.
+    await eventually(async () => (await store.publish(v1)).version === datasetVersion(v1), { timeoutMs: 15_000, intervalMs: 250 });
+    await allServe(v1);
+  });
+
+  it('a replica started after a publish serves the latest version at once', async () => {
+    const late = await startReplica(server);
+    try {
+      expect(late.follower.current()?.version).toBe(datasetVersion(v1));
+    } finally {
+      await late.follower.close();
+    }
+  });
+
+  it('prunes old objects only after the pointer moved, keeping the newest five', async () => {
+    for (let seed = 10; seed < 16; seed++) await store.publish(buildDataset({ reviews: 5, seed }));
+    const names = (await objects.list()).filter((o) => !o.deleted).map((o) => o.name);
+    expect(names).toHaveLength(5);
+    const current = await pointers.get(POINTER_KEY);
+    expect(names).toContain((current!.json() as DatasetPointer).object);
+  });
+});
+
+describe('NATS dataset source when NATS is down at start', () => {
+  it('does not crash, reports disconnected, and delivers once NATS comes up', async () => {
+    const server = await startNatsServer();
+    await server.stop();
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'cold-start', logger: silent, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'cold-start' });
+    try {
+      expect(follower.health()).toMatchObject({ ready: false, source: { connected: false, detail: expect.stringContaining('cannot reach NATS') } });
+
+      await server.start();
+      const publisher = await connect({ servers: server.url });
+      try {
+        const input = buildDataset({ reviews: 8, seed: 5 });
+        await (await NatsDatasetStore.open(publisher, 1)).publish(input);
+        await eventually(() => follower.current()?.version === datasetVersion(input), { timeoutMs: 15_000 });
+        expect(follower.health().source.connected).toBe(true);
+      } finally {
+        await publisher.close();
+      }
+    } finally {
+      await follower.close();
+      await server.dispose();
+    }
+  });
+});
