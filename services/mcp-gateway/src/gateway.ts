@@ -1,0 +1,173 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { publicUrls } from '@reviews/domain';
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import { observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
+import { createOriginPolicy } from './origins.js';
+import { buildMcpServer } from './server.js';
+import { createSessionIds, type SessionIds } from './session-id.js';
+import { resolveSessionSecret } from './session-secret.js';
+import { TOOLS } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+/** Largest accepted POST body. Tool arguments are a few short strings; 64 KiB leaves ample room. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+const EXPOSED_HEADERS = 'Mcp-Session-Id';
+const KNOWN_TOOLS = new Set(TOOLS.map((tool) => tool.name));
+
+export interface McpGatewayDeps {
+  readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS'>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly snapshots: Pick<SnapshotFollower, 'current'>;
+}
+
+function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id });
+}
+
+/** Media types listed in an Accept header, without parameters. */
+function acceptedTypes(accept: string | undefined): Set<string> {
+  return new Set((accept ?? '').split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase()));
+}
+
+/**
+ * Counts the outcome of a tools/call by watching the response the SDK sends for it: invalid arguments
+ * and unknown tools are answered inside McpServer before any tool code runs.
+ */
+class ToolCallObservingTransport extends StreamableHTTPServerTransport {
+  constructor(
+    options: StreamableHTTPServerTransportOptions,
+    private readonly observe: (message: JSONRPCMessage) => void,
+  ) {
+    super(options);
+  }
+
+  override async send(...args: Parameters<StreamableHTTPServerTransport['send']>): Promise<void> {
+    this.observe(args[0]);
+    await super.send(...args);
+  }
+}
+
+function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (response: JSONRPCMessage) => void {
+  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return () => undefined;
+  const name = message.params?.['name'];
+  // Only known names become label values: arbitrary client input must not grow the series count.
+  const tool = typeof name === 'string' && KNOWN_TOOLS.has(name) ? name : 'unknown';
+  return (response) => {
+    if (!('id' in response) || response.id !== message.id) return;
+    const failed = isJSONRPCErrorResponse(response) || ('result' in response && response.result['isError'] === true);
+    metrics.toolCalls.inc({ tool, outcome: failed ? 'error' : 'ok' });
+  };
+}
+
+/**
+ * POST /mcp (MCP 2025-06-18 streamable HTTP, JSON responses) as a node:http handler; other paths get
+ * the JSON 404 envelope, so it can be composed at `/mcp` (composeRoutes) or serve a whole port. Stateless per request, so any replica serves any session: a new
+ * McpServer and transport per POST; `initialize` mints an HMAC-signed Mcp-Session-Id, every later
+ * request must carry a valid one (missing 400, forged or foreign 404). See docs/adr/0003-mcp-sessions.md.
+ */
+export function createMcpGateway({ config, logger, metrics, snapshots }: McpGatewayDeps): RequestHandler {
+  const sessions: SessionIds = createSessionIds(resolveSessionSecret(config));
+  const originAllowed = createOriginPolicy(config);
+  const urls = publicUrls(config.BASE_URL);
+  const gatewayMetrics = createGatewayMetrics(metrics);
+
+  const app = express();
+  app.disable('x-powered-by');
+  const route = app.route(MCP_PATH);
+
+  route.all((req: Request, res: Response, next: NextFunction) => {
+    const origin = req.get('origin');
+    if (origin === undefined) return next();
+    if (!originAllowed(origin)) return rpcError(res, 403, -32000, `Forbidden: Origin ${origin} is not allowed to use this MCP server`);
+    res.vary('Origin');
+    res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS });
+    next();
+  });
+
+  route.options((_req: Request, res: Response) => {
+    res.set({ 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
+    res.status(204).end();
+  });
+
+  route.post(
+    (req: Request, res: Response, next: NextFunction) => {
+      const accepted = acceptedTypes(req.get('accept'));
+      if (!accepted.has('application/json') || !accepted.has('text/event-stream')) {
+        return rpcError(res, 406, -32000, 'Not Acceptable: send "Accept: application/json, text/event-stream" (MCP streamable HTTP); responses are application/json');
+      }
+      if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      next();
+    },
+    express.json({ limit: MAX_BODY_BYTES }),
+    async (req: Request, res: Response) => {
+      const body: unknown = req.body;
+      if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per POST');
+      const parsed = JSONRPCMessageSchema.safeParse(body);
+      if (!parsed.success) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
+      const message = parsed.data;
+      const requestId = isJSONRPCRequest(message) ? message.id : null;
+
+      // initialize is checked first, so a stale id header never blocks starting a new session.
+      const initializing = isInitializeRequest(message);
+      const options: StreamableHTTPServerTransportOptions = { enableJsonResponse: true };
+      if (initializing) {
+        options.sessionIdGenerator = sessions.mint;
+        options.onsessioninitialized = () => gatewayMetrics.sessionsInitialized.inc();
+      } else {
+        const sessionId = req.get('mcp-session-id');
+        if (sessionId === undefined) return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
+        if (!sessions.verify(sessionId)) return rpcError(res, 404, -32001, 'Session not found: start a new session with initialize (without Mcp-Session-Id)', requestId);
+        res.setHeader('Mcp-Session-Id', sessionId);
+      }
+
+      const server = buildMcpServer(snapshots.current(), urls);
+      const transport = new ToolCallObservingTransport(options, toolCallObserver(message, gatewayMetrics));
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handleRequest(req, res, message);
+      } catch (error) {
+        logger.error({ err: error }, 'MCP request failed');
+        if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error', requestId);
+      }
+    },
+  );
+
+  route.all((_req: Request, res: Response) => {
+    res.set('Allow', 'POST');
+    rpcError(res, 405, -32000, 'Method Not Allowed: this MCP endpoint accepts POST only (no SSE stream, no session DELETE)');
+  });
+
+  app.use((_req: Request, res: Response) => sendNotFound(res));
+
+  // Body-parser failures arrive here; answer them as JSON-RPC errors, never express's HTML page.
+  app.use((error: { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    if (error.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+    if (error.type === 'entity.too.large') return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+    const status = error.status !== undefined && error.status >= 400 && error.status < 500 ? error.status : 500;
+    if (status === 500) logger.error({ err: error }, 'MCP request failed');
+    rpcError(res, status, status === 500 ? -32603 : -32600, status === 500 ? 'Internal error' : `Bad Request: ${error.type ?? 'unreadable body'}`);
+  });
+
+  return (req, res) => {
+    observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE);
+    void app(req, res);
+  };
+}

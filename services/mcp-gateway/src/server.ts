@@ -1,0 +1,91 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
+import { TOOLS, type ToolOutcome } from './tools.js';
+
+export const SERVER_NAME = 'reviews';
+export const SERVER_VERSION = '1.0.0';
+export const NOT_LOADED_MESSAGE = 'The reviews dataset is not loaded yet (the service is starting or waiting for its first published dataset). Retry in a few seconds.';
+/** JSON-RPC code MCP assigns to "resource not found". */
+export const RESOURCE_NOT_FOUND = -32002;
+
+const TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const;
+
+const RESOURCES: readonly { key: keyof PublicUrls & keyof SnapshotRepresentations; name: string; title: string; description: string }[] = [
+  { key: 'reviews', name: 'reviews', title: 'Reviews dataset', description: 'Business profile, aggregate rating and every verified review, newest first (GET /reviews.json).' },
+  { key: 'insights', name: 'insights', title: 'Insights dataset', description: 'Aspect sentiment, staff and service entities, topics, monthly trend, FAQ and summary (GET /insights.json).' },
+  { key: 'feedJson', name: 'feed', title: 'JSON Feed of the newest reviews', description: 'JSON Feed 1.1 holding the 50 newest reviews (GET /api/feed.json).' },
+];
+
+function instructions(snapshot: Snapshot | null): string {
+  const subject = snapshot ? `${snapshot.reviewsDocument.business.name}, a funeral home` : 'one funeral home';
+  return [
+    `Read-only access to the verified customer reviews of ${subject}, and to an analysis of them.`,
+    'Start with get_business (profile, services, staff, rating) or get_insights_overview (sentiment, trend, summary).',
+    'Use search_reviews to read reviews (filters combine with AND; dates are YYYY-MM-DD; newest first; limit up to 100) and get_review for one review by id.',
+    'get_aspect_sentiment, get_technician, get_service, get_faq and get_rating_trend answer focused questions; quote review text verbatim and cite review ids.',
+    'The same data is available as resources (reviews.json, insights.json, feed.json). Tools never change anything.',
+  ].join(' ');
+}
+
+function toolResult(outcome: ToolOutcome): CallToolResult {
+  if (!outcome.ok) return { content: [{ type: 'text', text: outcome.message }], isError: true };
+  return { content: [{ type: 'text', text: JSON.stringify(outcome.value) }], structuredContent: outcome.value };
+}
+
+/**
+ * One MCP server bound to one snapshot, built per HTTP request: the SDK forbids reusing a server across
+ * transports, and binding the snapshot once means a request never mixes two dataset versions.
+ */
+export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, title: 'Funeral home reviews', version: SERVER_VERSION }, { instructions: instructions(snapshot) });
+
+  for (const tool of TOOLS) {
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...TOOL_ANNOTATIONS } },
+      (args: unknown) => toolResult(snapshot ? tool.run(snapshot, args as never) : { ok: false, message: NOT_LOADED_MESSAGE }),
+    );
+  }
+
+  server.registerPrompt(
+    'review_digest',
+    {
+      title: 'Review digest for a period',
+      description: 'Asks the model to summarise the reviews of a period for the funeral home team: volume, rating, praise, complaints, staff mentioned, follow-ups.',
+      argsSchema: {
+        since: IsoDate.describe('First day of the period, YYYY-MM-DD.'),
+        until: IsoDate.optional().describe('Last day of the period, YYYY-MM-DD; defaults to today.'),
+      },
+    },
+    ({ since, until }) => {
+      const window = until === undefined ? `{"since":"${since}","limit":100}` : `{"since":"${since}","until":"${until}","limit":100}`;
+      const subject = snapshot ? snapshot.reviewsDocument.business.name : 'the funeral home';
+      const text = [
+        `Write a digest of the reviews of ${subject} dated from ${since} to ${until ?? 'today'}, for the funeral home's team.`,
+        `Call search_reviews with ${window}; if "matched" exceeds "returned", repeat with narrower date windows so every review is read.`,
+        'Call get_insights_overview for context, and get_aspect_sentiment or get_technician for anything that stands out.',
+        'Cover: number of reviews and average rating in the period; what families praised; every complaint or problem, with its review id; staff members named; suggested follow-ups.',
+        'Quote reviewers only verbatim and sparingly. If the period has no reviews, say so.',
+      ].join('\n');
+      return { description: `Review digest from ${since} to ${until ?? 'today'}`, messages: [{ role: 'user', content: { type: 'text', text } }] };
+    },
+  );
+
+  // Resources are served by low-level handlers: McpServer answers an unknown URI with -32602, MCP says -32002.
+  server.server.registerCapabilities({ resources: {} });
+  server.server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: RESOURCES.map(({ key, name, title, description }) => ({ uri: urls[key], name, title, description, mimeType: JSON_CONTENT_TYPE })),
+  }));
+  server.server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
+    const resource = RESOURCES.find(({ key }) => urls[key] === params.uri);
+    if (!resource) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${params.uri}. Known resources: ${RESOURCES.map(({ key }) => urls[key]).join(', ')}`, { uri: params.uri });
+    if (!snapshot) throw new McpError(RESOURCE_NOT_FOUND, `${NOT_LOADED_MESSAGE} (${params.uri})`, { uri: params.uri });
+    const text = snapshot.representations[resource.key].identity.body.toString('utf8');
+    return { contents: [{ uri: params.uri, mimeType: JSON_CONTENT_TYPE, text }] };
+  });
+
+  // Nothing can change within one request-scoped server, so no list_changed notifications are promised.
+  server.server.registerCapabilities({ tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false } });
+  return server;
+}
