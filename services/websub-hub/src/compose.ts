@@ -1,0 +1,46 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createWebSubHub, DEFAULT_LIMITS, type HubConfig, type WebSubHub, type WebSubHubDeps } from './hub.js';
+import { createMemoryJobQueue } from './queue/memory-queue.js';
+import { createNatsJobQueue } from './queue/nats-queue.js';
+import { openFileSubscriptionStore } from './store/file-store.js';
+import { openNatsSubscriptionStore } from './store/nats-store.js';
+
+type HubBase = Omit<WebSubHubDeps, 'store' | 'queue'>;
+
+/** Standalone (no NATS): subscriptions in `DATA_DIR/websub-subscriptions.json`, jobs in process. */
+export async function createStandaloneWebSubHub(deps: HubBase & { readonly config: HubConfig & { readonly DATA_DIR: string } }): Promise<WebSubHub> {
+  const store = await openFileSubscriptionStore(deps.config.DATA_DIR);
+  const queue = createMemoryJobQueue({ concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency, logger: deps.logger });
+  const hub = createWebSubHub({ ...deps, store, queue });
+  return {
+    ...hub,
+    close: async () => {
+      await hub.close();
+      await store.close();
+    },
+  };
+}
+
+export interface NatsHubOptions {
+  /** The caller's connection; the hub never closes it. */
+  readonly nc: NatsConnection;
+  /** How long a delivery job stays with a replica before another one may take it (> one delivery). */
+  readonly ackWaitMs?: number;
+}
+
+/** Pods: subscriptions in the `websub-subscriptions` KV bucket, jobs in the shared `WEBSUB_DELIVERIES` work queue. */
+export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promise<WebSubHub> {
+  const js = jetstream(deps.nc, { timeout: 5_000 });
+  const jsm = await jetstreamManager(deps.nc, { timeout: 5_000 });
+  const store = await openNatsSubscriptionStore(js);
+  const queue = await createNatsJobQueue({
+    js,
+    jsm,
+    concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency,
+    ackWaitMs: deps.ackWaitMs ?? 30_000,
+    logger: deps.logger,
+  });
+  const { nc: _nc, ackWaitMs: _ackWaitMs, ...hubDeps } = deps;
+  return createWebSubHub({ ...hubDeps, store, queue });
+}

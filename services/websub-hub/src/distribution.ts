@@ -1,0 +1,154 @@
+import { createHmac } from 'node:crypto';
+import { TOPICS, topicLinkHeader, type Snapshot } from '@reviews/domain';
+import type { Logger } from '@reviews/runtime';
+import type { HubMetrics } from './metrics.js';
+import type { OutboundClient } from './outbound.js';
+import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
+import type { SubscriptionStore } from './store/subscription-store.js';
+import { isActive, type Subscription } from './subscription.js';
+import { sendDenial } from './verification.js';
+
+/** Spec §6/§8: three consecutive failed notifications remove the subscription. */
+export const MAX_CONSECUTIVE_FAILURES = 3;
+export const DENIAL_REASON = 'delivery-failed-3-times';
+/** Delivery response bodies are ignored; this much is drained before the connection is dropped. */
+const DISCARD_BODY_BYTES = 64 * 1024;
+/** This replica has not loaded the announced dataset yet: look again shortly. */
+const SNAPSHOT_LAG_RETRY_MS = 250;
+/** A job whose dataset never shows up here (refused by this replica) is given up after this. */
+const SNAPSHOT_LAG_GIVE_UP_MS = 5 * 60_000;
+
+export interface DistributionDeps {
+  readonly store: SubscriptionStore;
+  readonly queue: JobQueue;
+  readonly outbound: OutboundClient;
+  readonly metrics: HubMetrics;
+  readonly logger: Logger;
+  readonly current: () => Snapshot | null;
+  /** Delay before attempt n+1 after n consecutive failures (WEBSUB_RETRY_DELAYS_MS; [0] is the first attempt). */
+  readonly retryDelaysMs: readonly number[];
+  readonly now: () => number;
+}
+
+/**
+ * Announce a snapshot: for each topic whose identity ETag differs from the last one announced,
+ * queue one job per active subscription, then record the announcement. Runs on every replica after
+ * every swap and at start (which covers changes made while no hub ran); replicas computing the same
+ * change produce the same job ids, which the queue deduplicates, and the compare-and-set on the
+ * topic state lets exactly one of them record it. An older dataset never overrides a newer one.
+ */
+export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDeps): Promise<void> {
+  const { store, queue, logger, now } = deps;
+  const publishedAtMs = snapshot.publishedAt.getTime();
+  for (const topic of TOPICS) {
+    const etag = snapshot.topic(topic).identity.etag;
+    for (;;) {
+      const state = await store.topicState(topic);
+      if (state?.etag === etag || (state && state.publishedAtMs > publishedAtMs)) break;
+      const seq = (state?.seq ?? 0) + 1;
+      const t = now();
+      const subscribers = (await store.list()).filter((s) => s.topic === topic && isActive(s, t));
+      await queue.enqueue(subscribers.map((s) => ({ subscriptionKey: s.key, topic, seq, etag, enqueuedAt: t })));
+      const recorded = await store.updateTopicState(topic, (cur) => ((cur?.seq ?? 0) === seq - 1 ? { etag, seq, publishedAtMs } : undefined));
+      if (recorded?.seq === seq && recorded.etag === etag) {
+        logger.info({ topic, seq, version: snapshot.version, subscribers: subscribers.length }, 'topic change announced');
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * Run one delivery job: POST the topic's newest bytes to the subscription and apply the outcome.
+ * 2xx resets the failure count, 410 removes at once, anything else counts a failure and is retried
+ * after the configured delay; the third failure in a row sends a denial and removes it.
+ */
+export async function runDeliveryJob(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
+  const { store, outbound, metrics, logger, now } = deps;
+  const done = { done: true } as const;
+  const subscription = await store.get(job.subscriptionKey);
+  if (!subscription) return done;
+  if (!isActive(subscription, now())) {
+    await store.update(job.subscriptionKey, (cur) => (cur && !isActive(cur, now()) ? null : undefined));
+    return done;
+  }
+  const state = await store.topicState(job.topic);
+  // A newer change was announced: its own job sends the newest content.
+  if (state && (state.seq > job.seq || (state.seq === job.seq && state.etag !== job.etag))) return done;
+  const snapshot = deps.current();
+  const representation = snapshot?.topic(job.topic);
+  if (!snapshot || !representation || representation.identity.etag !== job.etag) {
+    if (now() - job.enqueuedAt > SNAPSHOT_LAG_GIVE_UP_MS) {
+      logger.warn({ subscription: job.subscriptionKey, topic: job.topic, seq: job.seq }, 'announced dataset never loaded here; job dropped');
+      return done;
+    }
+    return { retryInMs: SNAPSHOT_LAG_RETRY_MS };
+  }
+  if (subscription.deliveredEtag === job.etag) return done;
+
+  const body = representation.identity.body;
+  const headers: Record<string, string> = {
+    'content-type': representation.contentType,
+    'content-length': String(body.length),
+    link: topicLinkHeader(snapshot.urls, job.topic),
+  };
+  if (subscription.secret !== null) headers['x-hub-signature'] = `sha256=${createHmac('sha256', subscription.secret).update(body).digest('hex')}`;
+  const started = performance.now();
+  const result = await outbound.send({ method: 'POST', url: subscription.callback, headers, body, keepBodyBytes: DISCARD_BODY_BYTES });
+  metrics.deliveryDuration.observe({ topic: job.topic }, (performance.now() - started) / 1000);
+  const attemptAt = now();
+  const status = result.ok ? result.status : null;
+  const log = { subscription: subscription.key, topic: job.topic, seq: job.seq, status, ...(result.ok ? {} : { reason: result.reason }) };
+
+  if (result.ok && status !== null && status >= 200 && status <= 299) {
+    metrics.deliveries.inc({ topic: job.topic, outcome: 'success' });
+    await store.update(subscription.key, (cur) =>
+      cur ? { ...cur, failures: 0, deliveredEtag: job.etag, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
+    );
+    logger.debug(log, 'notification delivered');
+    return done;
+  }
+  if (status === 410) {
+    metrics.deliveries.inc({ topic: job.topic, outcome: 'gone' });
+    await store.update(subscription.key, (cur) => (cur && cur.requestedAt === subscription.requestedAt ? null : undefined));
+    logger.info(log, 'subscriber answered 410 Gone; subscription removed');
+    return done;
+  }
+
+  metrics.deliveries.inc({ topic: job.topic, outcome: 'failure' });
+  const updated = await store.update(subscription.key, (cur) =>
+    cur ? { ...cur, failures: cur.failures + 1, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
+  );
+  if (!updated) return done;
+  if (updated.failures >= MAX_CONSECUTIVE_FAILURES) {
+    await removeAfterFailures(updated, deps);
+    logger.info({ ...log, failures: updated.failures }, 'third consecutive failure; denial sent and subscription removed');
+    return done;
+  }
+  metrics.deliveryRetries.inc({ topic: job.topic });
+  const delays = deps.retryDelaysMs;
+  const retryInMs = delays[Math.min(updated.failures, delays.length - 1)] ?? 0;
+  logger.info({ ...log, failures: updated.failures, retryInMs }, 'notification failed; will retry');
+  return { retryInMs };
+}
+
+async function removeAfterFailures(subscription: Subscription, deps: DistributionDeps): Promise<void> {
+  // Remove first: the denial is best effort and must not be able to keep the subscription alive.
+  const removed = await deps.store.update(subscription.key, (cur) => (cur && cur.failures >= MAX_CONSECUTIVE_FAILURES ? null : undefined));
+  if (removed !== null) return;
+  deps.metrics.denials.inc({ reason: DENIAL_REASON });
+  await sendDenial(subscription, DENIAL_REASON, deps.outbound);
+}
+
+/** Delete subscriptions whose lease has run out; they already receive nothing. */
+export async function sweepExpired(deps: Pick<DistributionDeps, 'store' | 'logger' | 'now'>): Promise<number> {
+  const t = deps.now();
+  let swept = 0;
+  for (const s of await deps.store.list()) {
+    if (isActive(s, t)) continue;
+    const after = await deps.store.update(s.key, (cur) => (cur && !isActive(cur, deps.now()) ? null : undefined));
+    if (after === null) swept++;
+  }
+  if (swept > 0) deps.logger.info({ swept }, 'expired subscriptions removed');
+  return swept;
+}

@@ -1,0 +1,111 @@
+import type { TopicName } from '@reviews/domain';
+import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { decodeUnreservedEscapes } from './callback-url.js';
+
+export const MAX_CALLBACK_LENGTH = 2048;
+/** W3C WebSub §5.1: a secret MUST be less than 200 bytes. */
+export const MAX_SECRET_BYTES = 199;
+
+export type HubMode = 'subscribe' | 'unsubscribe';
+
+export interface HubRequest {
+  readonly mode: HubMode;
+  readonly topic: TopicName;
+  readonly topicUrl: string;
+  readonly callback: string;
+  readonly callbackHost: string;
+  /** As requested (subscribe only); the hub clamps it. */
+  readonly leaseSeconds: number | null;
+  readonly secret: string | null;
+}
+
+export type ParsedHubRequest =
+  | { readonly ok: true; readonly request: HubRequest }
+  | { readonly ok: false; readonly mode: string; readonly field: string; readonly message: string };
+
+export interface HubRequestPolicy {
+  /** Topic URL → topic name, for exactly the topics this hub serves. */
+  readonly topics: ReadonlyMap<string, TopicName>;
+  readonly allowPrivateCallbacks: boolean;
+}
+
+/**
+ * Validate a subscription request without touching the network: everything refused here is
+ * answered synchronously with a 400 and never reaches the callback. Unknown parameters are ignored.
+ */
+export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy): ParsedHubRequest {
+  const single = (name: string): string | null | 'repeated' => {
+    const values = form.getAll(name);
+    if (values.length > 1) return 'repeated';
+    return values[0] ?? null;
+  };
+  const modeValue = single('hub.mode');
+  const refuse = (field: string, message: string): ParsedHubRequest => ({
+    ok: false,
+    mode: modeValue === 'subscribe' || modeValue === 'unsubscribe' || modeValue === 'publish' ? modeValue : 'invalid',
+    field,
+    message: `${field}: ${message}`,
+  });
+
+  if (modeValue === 'repeated') return refuse('hub.mode', 'given more than once');
+  if (modeValue === null || modeValue === '') return refuse('hub.mode', 'is required (subscribe or unsubscribe)');
+  if (modeValue === 'publish') return refuse('hub.mode', 'publish is not accepted: this hub publishes its own topics');
+  if (modeValue !== 'subscribe' && modeValue !== 'unsubscribe') return refuse('hub.mode', 'must be subscribe or unsubscribe');
+  const mode: HubMode = modeValue;
+
+  const topicValue = single('hub.topic');
+  if (topicValue === 'repeated') return refuse('hub.topic', 'given more than once');
+  if (topicValue === null || topicValue === '') return refuse('hub.topic', 'is required');
+  const topicUrl = decodeUnreservedEscapes(topicValue);
+  const topic = policy.topics.get(topicUrl);
+  if (!topic) return refuse('hub.topic', `is not a topic of this hub (topics: ${[...policy.topics.keys()].join(', ')})`);
+
+  const callbackValue = single('hub.callback');
+  if (callbackValue === 'repeated') return refuse('hub.callback', 'given more than once');
+  if (callbackValue === null || callbackValue === '') return refuse('hub.callback', 'is required');
+  const callback = checkCallback(callbackValue, policy.allowPrivateCallbacks);
+  if (!callback.ok) return refuse('hub.callback', callback.message);
+
+  let leaseSeconds: number | null = null;
+  if (mode === 'subscribe') {
+    // §5.1: lease_seconds MUST be ignored on unsubscribe.
+    const leaseValue = single('hub.lease_seconds');
+    if (leaseValue === 'repeated') return refuse('hub.lease_seconds', 'given more than once');
+    if (leaseValue !== null) {
+      if (!/^[0-9]+$/.test(leaseValue) || /^0+$/.test(leaseValue)) return refuse('hub.lease_seconds', 'must be a positive integer');
+      leaseSeconds = Math.min(Number(leaseValue), Number.MAX_SAFE_INTEGER);
+    }
+  }
+
+  let secret: string | null = null;
+  if (mode === 'subscribe') {
+    const secretValue = single('hub.secret');
+    if (secretValue === 'repeated') return refuse('hub.secret', 'given more than once');
+    if (secretValue !== null) {
+      if (secretValue === '') return refuse('hub.secret', 'must not be empty (omit it for unsigned notifications)');
+      if (Buffer.byteLength(secretValue, 'utf8') > MAX_SECRET_BYTES) return refuse('hub.secret', 'must be less than 200 bytes');
+      secret = secretValue;
+    }
+  }
+
+  return { ok: true, request: { mode, topic, topicUrl, callback: callback.url, callbackHost: callback.host, leaseSeconds, secret } };
+}
+
+type CallbackCheck = { ok: true; url: string; host: string } | { ok: false; message: string };
+
+function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
+  if (raw.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters` };
+  if (/[\s\u0000-\u001f\u007f]/.test(raw)) return { ok: false, message: 'must not contain whitespace or control characters' };
+  let url: URL;
+  try {
+    url = new URL(decodeUnreservedEscapes(raw));
+  } catch {
+    return { ok: false, message: 'must be an absolute URL' };
+  }
+  if (url.protocol !== 'https:') return { ok: false, message: 'must be an https: URL' };
+  if (url.username !== '' || url.password !== '') return { ok: false, message: 'must not contain user information' };
+  if (raw.includes('#')) return { ok: false, message: 'must not contain a fragment' };
+  const literal = ipLiteral(url.hostname);
+  if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
+  return { ok: true, url: url.href, host: url.host };
+}

@@ -1,0 +1,172 @@
+import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import type { Config, Logger, Metrics, RequestHandler } from '@reviews/runtime';
+import { announceSnapshot, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
+import type { HubRequest } from './hub-request.js';
+import { createHubHandler } from './http-handler.js';
+import { createHubMetrics } from './metrics.js';
+import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
+import type { JobQueue } from './queue/job-queue.js';
+import { createRateLimiter, type RateLimit } from './rate-limit.js';
+import type { SubscriptionStore } from './store/subscription-store.js';
+import { isActive } from './subscription.js';
+import { verifyIntent } from './verification.js';
+
+export type HubConfig = Pick<
+  Config,
+  'BASE_URL' | 'WEBSUB_ALLOW_PRIVATE_CALLBACKS' | 'WEBSUB_LEASE_DEFAULT_SECONDS' | 'WEBSUB_LEASE_MIN_SECONDS' | 'WEBSUB_LEASE_MAX_SECONDS' | 'WEBSUB_RETRY_DELAYS_MS'
+>;
+
+/** Abuse and load bounds of one hub process. */
+export interface HubLimits {
+  readonly perClient: RateLimit;
+  readonly perCallbackHost: RateLimit;
+  readonly maxPendingVerifications: number;
+  readonly deliveryConcurrency: number;
+  readonly sweepIntervalMs: number;
+}
+
+export const DEFAULT_LIMITS: HubLimits = {
+  perClient: { burst: 30, perMinute: 60 },
+  perCallbackHost: { burst: 20, perMinute: 30 },
+  maxPendingVerifications: 500,
+  deliveryConcurrency: 64,
+  sweepIntervalMs: 60_000,
+};
+
+/** An announcement that failed (NATS unreachable) is tried again after this, with the newest snapshot. */
+const ANNOUNCE_RETRY_MS = 5_000;
+
+export interface WebSubHubDeps {
+  readonly config: HubConfig;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly snapshots: Pick<SnapshotFollower, 'current' | 'onSwap'>;
+  readonly store: SubscriptionStore;
+  readonly queue: JobQueue;
+  readonly outbound?: {
+    readonly timeouts?: Partial<OutboundTimeouts>;
+    /** Extra CA certificates (PEM) to trust for callbacks, besides the system store and NODE_EXTRA_CA_CERTS. */
+    readonly tls?: { readonly ca?: string | readonly string[] };
+  };
+  readonly limits?: Partial<HubLimits>;
+}
+
+export interface WebSubHub {
+  /** Serves `/api/websub/hub` (route the exact path to it). */
+  readonly handler: RequestHandler;
+  /** Follow dataset changes, announce the current one, start delivering and sweeping. */
+  start(): Promise<void>;
+  /** Stop taking work; waits for verifications and deliveries in flight. The store stays open (caller owns it). */
+  close(): Promise<void>;
+}
+
+/**
+ * The WebSub hub (spec §3, §4.7, §6; design §6): subscription endpoint, verification of intent,
+ * distribution of the three topics on every dataset change, retries, denial and lease expiry.
+ * Storage and work queue are injected: file + in-process in standalone, NATS JetStream in pods.
+ */
+export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
+  const { config, logger, store, queue, snapshots } = deps;
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const now = Date.now;
+  const urls = publicUrls(config.BASE_URL);
+  const pending = new Set<Promise<unknown>>();
+  let closed = false;
+  let unsubscribe: (() => void) | null = null;
+  let sweeper: NodeJS.Timeout | null = null;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let announcing: Promise<void> = Promise.resolve();
+  const outbound = createOutboundClient({
+    allowPrivateAddresses: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS,
+    userAgent: `reviews-websub-hub/1.0 (+${urls.hub})`,
+    ...(deps.outbound?.timeouts ? { timeouts: deps.outbound.timeouts } : {}),
+    ...(deps.outbound?.tls ? { tls: deps.outbound.tls } : {}),
+  });
+  const metrics = createHubMetrics(deps.metrics, {
+    subscriptionCounts: async () => {
+      const t = now();
+      const all = await store.list();
+      const active = all.filter((s) => isActive(s, t)).length;
+      return { active, expired: all.length - active, pending: pending.size };
+    },
+    queueDepth: () => queue.depth(),
+  });
+  const distribution: DistributionDeps = {
+    store,
+    queue,
+    outbound,
+    metrics,
+    logger,
+    current: () => snapshots.current(),
+    retryDelaysMs: config.WEBSUB_RETRY_DELAYS_MS,
+    now,
+  };
+  const verification = {
+    store,
+    outbound,
+    metrics,
+    logger,
+    now,
+    lease: { defaultSeconds: config.WEBSUB_LEASE_DEFAULT_SECONDS, minSeconds: config.WEBSUB_LEASE_MIN_SECONDS, maxSeconds: config.WEBSUB_LEASE_MAX_SECONDS },
+  };
+
+  const track = (work: Promise<unknown>): void => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+
+  const handler = createHubHandler({
+    policy: { topics: new Map(TOPICS.map((t): [string, TopicName] => [urls[t], t])), allowPrivateCallbacks: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS },
+    metrics,
+    logger,
+    limitClient: createRateLimiter(limits.perClient),
+    limitCallbackHost: createRateLimiter(limits.perCallbackHost),
+    canAcceptVerification: () => !closed && pending.size < limits.maxPendingVerifications,
+    accept: (request: HubRequest, requestedAt: number) =>
+      track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),
+  });
+
+  // Announcements run one at a time, newest snapshot last; a failed one is retried with the then-current snapshot.
+  const announce = (): void => {
+    announcing = announcing.then(async () => {
+      const snapshot = snapshots.current();
+      if (closed || !snapshot) return;
+      try {
+        await announceSnapshot(snapshot, distribution);
+      } catch (error) {
+        logger.error({ err: error, version: snapshot.version }, 'announcing a dataset change failed; retrying');
+        if (!closed && !retryTimer) {
+          retryTimer = setTimeout(() => {
+            retryTimer = null;
+            announce();
+          }, ANNOUNCE_RETRY_MS);
+        }
+      }
+    });
+  };
+
+  return {
+    handler,
+    async start() {
+      unsubscribe = snapshots.onSwap(() => announce());
+      announce();
+      await announcing;
+      await queue.start((job) => runDeliveryJob(job, distribution));
+      sweeper = setInterval(() => {
+        void sweepExpired(distribution).catch((error: unknown) => logger.warn({ err: error }, 'sweeping expired subscriptions failed'));
+      }, limits.sweepIntervalMs);
+      sweeper.unref();
+    },
+    async close() {
+      closed = true;
+      unsubscribe?.();
+      if (sweeper) clearInterval(sweeper);
+      if (retryTimer) clearTimeout(retryTimer);
+      await announcing;
+      await Promise.allSettled([...pending]);
+      await queue.close();
+      await outbound.close();
+    },
+  };
+}

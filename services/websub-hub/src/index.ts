@@ -1,0 +1,13 @@
+export { createWebSubHub, DEFAULT_LIMITS, type HubConfig, type HubLimits, type WebSubHub, type WebSubHubDeps } from './hub.js';
+export { createStandaloneWebSubHub, createNatsWebSubHub, type NatsHubOptions } from './compose.js';
+export { createOutboundClient, DEFAULT_TIMEOUTS, type OutboundClient, type OutboundOptions, type OutboundResult, type OutboundTimeouts } from './outbound.js';
+export { isPublicAddress } from './address-policy.js';
+export type { SubscriptionStore, Change } from './store/subscription-store.js';
+export { openFileSubscriptionStore, SUBSCRIPTIONS_FILE } from './store/file-store.js';
+export { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from './store/nats-store.js';
+export type { JobQueue, DeliveryJob } from './queue/job-queue.js';
+export { createMemoryJobQueue } from './queue/memory-queue.js';
+export { createNatsJobQueue, DELIVERY_STREAM, DELIVERY_CONSUMER } from './queue/nats-queue.js';
+export type { Subscription, TopicState } from './subscription.js';
+export { subscriptionKey } from './subscription.js';
+export { MAX_CONSECUTIVE_FAILURES, DENIAL_REASON } from './distribution.js';

@@ -1,0 +1,85 @@
+import { TOPICS } from '@reviews/domain';
+import { Counter, Gauge, Histogram, type Metrics } from '@reviews/runtime';
+
+export interface HubMetrics {
+  readonly subscriptions: Gauge<'state'>;
+  readonly verifications: Counter<'mode' | 'outcome'>;
+  readonly deliveries: Counter<'topic' | 'outcome'>;
+  readonly deliveryDuration: Histogram<'topic'>;
+  readonly deliveryRetries: Counter<'topic'>;
+  readonly denials: Counter<'reason'>;
+  readonly queueDepth: Gauge;
+  readonly requests: Counter<'mode' | 'outcome'>;
+}
+
+export interface HubGauges {
+  /** Subscriptions by state: active, expired (not swept yet), pending (verifications in flight here). */
+  subscriptionCounts(): Promise<Record<'active' | 'expired' | 'pending', number>>;
+  queueDepth(): Promise<number>;
+}
+
+/** The hub's metrics, registered on the process registry. No callback URL ever becomes a label. */
+export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubMetrics {
+  const metrics: HubMetrics = {
+    subscriptions: new Gauge({
+      name: 'websub_subscriptions',
+      help: 'WebSub subscriptions by state (active, expired but not yet swept, pending verification in this process).',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await gauges.subscriptionCounts();
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    }),
+    verifications: new Counter({
+      name: 'websub_verifications_total',
+      help: 'Verifications of intent by mode and outcome (verified, wrong_status, wrong_body, blocked, timeout, tls, network).',
+      labelNames: ['mode', 'outcome'] as const,
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: 'websub_deliveries_total',
+      help: 'Notification attempts by topic and outcome (success, gone, failure).',
+      labelNames: ['topic', 'outcome'] as const,
+      registers: [registry],
+    }),
+    deliveryDuration: new Histogram({
+      name: 'websub_delivery_duration_seconds',
+      help: 'Duration of one notification POST, by topic.',
+      labelNames: ['topic'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers: [registry],
+    }),
+    deliveryRetries: new Counter({
+      name: 'websub_delivery_retries_total',
+      help: 'Failed notifications scheduled for another attempt, by topic.',
+      labelNames: ['topic'] as const,
+      registers: [registry],
+    }),
+    denials: new Counter({
+      name: 'websub_denials_total',
+      help: 'Subscriptions removed with a hub.mode=denied notice, by reason.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    queueDepth: new Gauge({
+      name: 'websub_queue_depth',
+      help: 'Delivery jobs waiting or running.',
+      registers: [registry],
+      async collect() {
+        this.set(await gauges.queueDepth().catch(() => -1));
+      },
+    }),
+    requests: new Counter({
+      name: 'websub_requests_total',
+      help: 'Requests to the hub endpoint by mode and outcome (accepted, rejected, rate_limited, overloaded, unsupported_media_type, method_not_allowed).',
+      labelNames: ['mode', 'outcome'] as const,
+      registers: [registry],
+    }),
+  };
+  for (const topic of TOPICS) {
+    metrics.deliveryDuration.zero({ topic });
+    for (const outcome of ['success', 'gone', 'failure']) metrics.deliveries.inc({ topic, outcome }, 0);
+  }
+  return metrics;
+}

@@ -1,0 +1,153 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { getCACertificates } from 'node:tls';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { ipLiteral, isPublicAddress } from './address-policy.js';
+
+/**
+ * The one HTTP client for everything the hub sends to subscribers (verification, denial, delivery).
+ * Callback URLs are attacker-chosen, so every connection is checked where it is made: resolved
+ * addresses in `lookup`, IP literals (which skip `lookup`) in the connector. Redirects are never
+ * followed (undici's `request` does not), every phase has a timeout, and response bodies are read
+ * only up to a cap.
+ */
+export interface OutboundOptions {
+  /** WEBSUB_ALLOW_PRIVATE_CALLBACKS: lift the private-address refusal (tests, local development). */
+  readonly allowPrivateAddresses: boolean;
+  readonly userAgent: string;
+  readonly timeouts?: Partial<OutboundTimeouts>;
+  /** Concurrent connections (and so requests) per callback origin; one slow subscriber cannot hog the hub. */
+  readonly connectionsPerOrigin?: number;
+  /** Extra trusted CA certificates (PEM) on top of the system store and NODE_EXTRA_CA_CERTS. */
+  readonly tls?: { readonly ca?: string | readonly string[] };
+}
+
+export interface OutboundTimeouts {
+  readonly connectMs: number;
+  readonly headersMs: number;
+  readonly totalMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: OutboundTimeouts = { connectMs: 5_000, headersMs: 10_000, totalMs: 15_000 };
+
+export type FailureReason = 'blocked' | 'timeout' | 'tls' | 'network';
+
+export type OutboundResult =
+  | { readonly ok: true; readonly status: number; readonly body: Buffer; readonly truncated: boolean }
+  | { readonly ok: false; readonly reason: FailureReason; readonly detail: string };
+
+export interface OutboundRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: Buffer;
+  /** Bytes of the response body kept; the rest is discarded (and the connection dropped). */
+  readonly keepBodyBytes: number;
+}
+
+export interface OutboundClient {
+  send(req: OutboundRequest): Promise<OutboundResult>;
+  close(): Promise<void>;
+}
+
+const BLOCKED = 'E_WEBSUB_BLOCKED_DESTINATION';
+
+class BlockedDestinationError extends Error {
+  readonly code = BLOCKED;
+  constructor(address: string) {
+    super(`destination ${address} is not a public address`);
+  }
+}
+
+/** Resolve like the OS does, but refuse the whole name if ANY of its addresses is not public. */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 0);
+    const refused = addresses.find((a) => !isPublicAddress(a.address));
+    if (refused) return callback(new BlockedDestinationError(refused.address), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+    return callback(null, first.address, first.family);
+  });
+};
+
+export function createOutboundClient(options: OutboundOptions): OutboundClient {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const extraCa = options.tls?.ca === undefined ? [] : typeof options.tls.ca === 'string' ? [options.tls.ca] : [...options.tls.ca];
+  // Passing `ca` replaces Node's default store, so start from it: bundled roots + NODE_EXTRA_CA_CERTS.
+  const ca = extraCa.length > 0 ? [...getCACertificates('default'), ...extraCa] : undefined;
+  const connectTls = buildConnector({
+    timeout: timeouts.connectMs,
+    ...(ca ? { ca } : {}),
+    ...(options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }),
+  });
+  const connect: buildConnector.connector = (opts, callback) => {
+    const literal = ipLiteral(opts.hostname);
+    if (!options.allowPrivateAddresses && literal !== null && !isPublicAddress(literal)) {
+      callback(new BlockedDestinationError(literal), null);
+      return;
+    }
+    connectTls(opts, callback);
+  };
+  const agent = new Agent({
+    connect,
+    connections: options.connectionsPerOrigin ?? 8,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.headersMs,
+    keepAliveTimeout: 4_000,
+  });
+
+  return {
+    async send(req) {
+      const host = new URL(req.url).hostname;
+      const literal = ipLiteral(host);
+      if (!options.allowPrivateAddresses && literal !== null && !isPublicAddress(literal)) {
+        return { ok: false, reason: 'blocked', detail: `destination ${literal} is not a public address` };
+      }
+      const signal = AbortSignal.timeout(timeouts.totalMs);
+      try {
+        const response = await request(req.url, {
+          dispatcher: agent as Dispatcher,
+          method: req.method,
+          headers: { 'user-agent': options.userAgent, ...req.headers },
+          ...(req.body ? { body: req.body } : {}),
+          signal,
+        });
+        const { body, truncated } = await readCapped(response.body, req.keepBodyBytes);
+        return { ok: true, status: response.statusCode, body, truncated };
+      } catch (error) {
+        return classify(error, signal);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+async function readCapped(stream: Dispatcher.ResponseData['body'], cap: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (kept + chunk.length > cap) {
+      chunks.push(chunk.subarray(0, cap - kept));
+      stream.destroy();
+      return { body: Buffer.concat(chunks), truncated: true };
+    }
+    chunks.push(chunk);
+    kept += chunk.length;
+  }
+  return { body: Buffer.concat(chunks), truncated: false };
+}
+
+function classify(error: unknown, signal: AbortSignal): OutboundResult {
+  const chain: unknown[] = [];
+  for (let e: unknown = error; e instanceof Error && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  const codes = chain.map((e) => String((e as { code?: unknown }).code ?? ''));
+  const detail = chain.map((e) => (e as Error).message).join(': ');
+  if (codes.includes(BLOCKED)) return { ok: false, reason: 'blocked', detail };
+  if (signal.aborted || codes.some((c) => c.includes('TIMEOUT'))) return { ok: false, reason: 'timeout', detail };
+  if (codes.some((c) => c.startsWith('ERR_TLS') || c.startsWith('ERR_SSL') || c.includes('CERT') || c.includes('SELF_SIGNED') || c.startsWith('UNABLE_TO'))) {
+    return { ok: false, reason: 'tls', detail };
+  }
+  return { ok: false, reason: 'network', detail };
+}

@@ -1,0 +1,34 @@
+import type { TopicName } from '@reviews/domain';
+
+/** "Notify this subscription that its topic changed": the content is looked up when the job runs. */
+export interface DeliveryJob {
+  readonly subscriptionKey: string;
+  readonly topic: TopicName;
+  /** Topic change sequence (TopicState.seq) and the ETag announced with it. */
+  readonly seq: number;
+  readonly etag: string;
+  readonly enqueuedAt: number;
+}
+
+export type JobOutcome = { readonly done: true } | { readonly retryInMs: number };
+
+export type JobHandler = (job: DeliveryJob) => Promise<JobOutcome>;
+
+/**
+ * Delivery work shared by whoever runs the hub: an in-process queue in standalone, a JetStream
+ * work queue with one durable consumer shared by all replicas otherwise. Each job runs once
+ * (at least once across crashes); `retryInMs` puts it back after a delay.
+ */
+export interface JobQueue {
+  /** Enqueue; a job already queued (same subscription, seq and ETag) is not queued twice. */
+  enqueue(jobs: readonly DeliveryJob[]): Promise<void>;
+  start(handler: JobHandler): Promise<void>;
+  /** Jobs waiting or running. */
+  depth(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Dedupe id of a job: one notification per subscription per announced change. */
+export function jobId(job: DeliveryJob): string {
+  return `${job.subscriptionKey}:${job.seq}:${job.etag.replace(/[^A-Za-z0-9_-]/g, '')}`;
+}

@@ -1,0 +1,81 @@
+import type { Logger } from '@reviews/runtime';
+import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
+
+/**
+ * The standalone job queue: one pending job per subscription. A newer change replaces a job that
+ * is waiting for its retry delay (the retry then sends the newest content instead of queueing a
+ * second notification); at most `concurrency` jobs run at once.
+ */
+export function createMemoryJobQueue(options: { concurrency: number; logger: Logger }): JobQueue {
+  interface Pending {
+    job: DeliveryJob;
+    timer: NodeJS.Timeout | null;
+  }
+  const pending = new Map<string, Pending>();
+  const ready: string[] = [];
+  const running = new Set<Promise<void>>();
+  let handler: JobHandler | null = null;
+  let closed = false;
+
+  const pump = (): void => {
+    while (handler && !closed && running.size < options.concurrency && ready.length > 0) {
+      const key = ready.shift() as string;
+      const entry = pending.get(key);
+      if (!entry || entry.timer) continue;
+      pending.delete(key);
+      const run = execute(entry.job).finally(() => {
+        running.delete(run);
+        pump();
+      });
+      running.add(run);
+    }
+  };
+
+  const schedule = (job: DeliveryJob, delayMs: number): void => {
+    const key = job.subscriptionKey;
+    const existing = pending.get(key);
+    if (existing) {
+      if (jobId(existing.job) === jobId(job) || existing.job.seq > job.seq) return;
+      if (existing.timer) clearTimeout(existing.timer);
+    }
+    const entry: Pending = { job, timer: null };
+    pending.set(key, entry);
+    if (delayMs > 0) {
+      entry.timer = setTimeout(() => {
+        entry.timer = null;
+        ready.push(key);
+        pump();
+      }, delayMs);
+    } else {
+      ready.push(key);
+    }
+    pump();
+  };
+
+  const execute = async (job: DeliveryJob): Promise<void> => {
+    try {
+      const outcome = await (handler as JobHandler)(job);
+      // A newer job for the same subscription, queued meanwhile, supersedes this retry.
+      if ('retryInMs' in outcome && !closed && !pending.has(job.subscriptionKey)) schedule(job, outcome.retryInMs);
+    } catch (error) {
+      options.logger.error({ err: error, subscription: job.subscriptionKey }, 'delivery job crashed; dropped');
+    }
+  };
+
+  return {
+    enqueue: async (jobs) => {
+      for (const job of jobs) schedule(job, 0);
+    },
+    start: async (h) => {
+      handler = h;
+      pump();
+    },
+    depth: async () => pending.size + running.size,
+    close: async () => {
+      closed = true;
+      for (const entry of pending.values()) if (entry.timer) clearTimeout(entry.timer);
+      pending.clear();
+      await Promise.allSettled([...running]);
+    },
+  };
+}

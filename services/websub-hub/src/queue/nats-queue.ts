@@ -1,0 +1,117 @@
+import { nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { Logger } from '@reviews/runtime';
+import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
+
+export const DELIVERY_STREAM = 'WEBSUB_DELIVERIES';
+export const DELIVERY_SUBJECT = 'websub.deliveries';
+/** ONE durable pull consumer shared by every hub replica: each job goes to exactly one of them. */
+export const DELIVERY_CONSUMER = 'websub-hub-delivery';
+/** Replicas enqueue the same change concurrently; Nats-Msg-Id dedupe within this window makes it once. */
+const DUPLICATE_WINDOW_MS = 10 * 60_000;
+const JOB_MAX_AGE_MS = 7 * 24 * 3600_000;
+/** A crashed handler's job comes back after this; a bug must not spin. */
+const CRASH_RETRY_MS = 5_000;
+
+export interface NatsJobQueueOptions {
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly concurrency: number;
+  /** Longer than one delivery (15 s total timeout); a replica that dies mid-job loses it after this. */
+  readonly ackWaitMs: number;
+  readonly logger: Logger;
+}
+
+/**
+ * Delivery jobs in a JetStream work-queue stream. Retry delays are `nak(delay)`; the stream keeps
+ * jobs while no replica runs, and a job held by a replica that dies is redelivered to another one
+ * after `ackWaitMs`.
+ */
+export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<JobQueue> {
+  const { js, jsm, logger } = options;
+  await ensureStream(jsm);
+  await ensureConsumer(jsm, options);
+  const running = new Set<Promise<void>>();
+  let messages: Awaited<ReturnType<Awaited<ReturnType<typeof js.consumers.get>>['consume']>> | null = null;
+  let loop: Promise<void> | null = null;
+
+  const handleMessage = async (m: JsMsg, handler: JobHandler): Promise<void> => {
+    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(options.ackWaitMs / 2)));
+    try {
+      const outcome = await handler(m.json<DeliveryJob>());
+      if ('retryInMs' in outcome) m.nak(outcome.retryInMs);
+      else m.ack();
+    } catch (error) {
+      logger.error({ err: error }, 'delivery job crashed; retried later');
+      m.nak(CRASH_RETRY_MS);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  };
+
+  return {
+    enqueue: async (jobs) => {
+      await Promise.all(jobs.map((job) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job) })));
+    },
+    start: async (handler) => {
+      const consumer = await js.consumers.get(DELIVERY_STREAM, DELIVERY_CONSUMER);
+      const iterator = await consumer.consume({ max_messages: options.concurrency });
+      messages = iterator;
+      loop = (async () => {
+        for await (const m of iterator) {
+          while (running.size >= options.concurrency) await Promise.race(running);
+          const run = handleMessage(m, handler).finally(() => running.delete(run));
+          running.add(run);
+        }
+      })().catch((error: unknown) => logger.error({ err: error }, 'delivery consumer stopped'));
+    },
+    depth: async () => {
+      const info = await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
+      return info.num_pending + info.num_ack_pending;
+    },
+    close: async () => {
+      await messages?.close();
+      await loop;
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager): Promise<void> {
+  const config = {
+    name: DELIVERY_STREAM,
+    subjects: [DELIVERY_SUBJECT],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    max_age: nanos(JOB_MAX_AGE_MS),
+  };
+  try {
+    await jsm.streams.info(DELIVERY_STREAM);
+  } catch {
+    try {
+      await jsm.streams.add(config);
+    } catch (error) {
+      // Another replica created it first.
+      await jsm.streams.info(DELIVERY_STREAM).catch(() => {
+        throw error;
+      });
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, options: NatsJobQueueOptions): Promise<void> {
+  const config = {
+    durable_name: DELIVERY_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(options.ackWaitMs),
+    max_deliver: -1,
+    max_ack_pending: 1_000,
+  };
+  try {
+    await jsm.consumers.add(DELIVERY_STREAM, config);
+  } catch {
+    await jsm.consumers.update(DELIVERY_STREAM, DELIVERY_CONSUMER, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
+  }
+}

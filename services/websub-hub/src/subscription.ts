@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type { TopicName } from '@reviews/domain';
+
+/** One verified subscription, keyed by (topic URL, callback URL) as W3C WebSub §5.1 requires. */
+export interface Subscription {
+  readonly key: string;
+  readonly topic: TopicName;
+  readonly topicUrl: string;
+  readonly callback: string;
+  /** HMAC key for X-Hub-Signature; null = deliveries are unsigned. Never logged. */
+  readonly secret: string | null;
+  readonly leaseSeconds: number;
+  readonly verifiedAt: number;
+  readonly expiresAt: number;
+  /** When the request that produced this state was received: an older request never overrides it. */
+  readonly requestedAt: number;
+  /** Consecutive failed deliveries; any 2xx resets it. */
+  readonly failures: number;
+  /** ETag of the identity bytes last acknowledged with 2xx, so a repeated job never re-sends them. */
+  readonly deliveredEtag: string | null;
+  readonly lastStatus: number | null;
+  readonly lastAttemptAt: number | null;
+}
+
+/** What the hub last announced for a topic; `seq` orders changes across replicas. */
+export interface TopicState {
+  readonly etag: string;
+  readonly seq: number;
+  readonly publishedAtMs: number;
+}
+
+/** sha256(topic URL + "\n" + callback URL), hex: a fixed-length key that is safe in KV and file names. */
+export function subscriptionKey(topicUrl: string, callback: string): string {
+  return createHash('sha256').update(`${topicUrl}\n${callback}`).digest('hex');
+}
+
+export function isActive(subscription: Subscription, now: number): boolean {
+  return subscription.expiresAt > now;
+}
+
+export interface LeaseBounds {
+  readonly defaultSeconds: number;
+  readonly minSeconds: number;
+  readonly maxSeconds: number;
+}
+
+/** The lease the hub grants: the requested one (or the default) clamped into the configured bounds. */
+export function grantLease(requested: number | null, bounds: LeaseBounds): number {
+  const wanted = requested ?? bounds.defaultSeconds;
+  return Math.min(bounds.maxSeconds, Math.max(bounds.minSeconds, wanted));
+}

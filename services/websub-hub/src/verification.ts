@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@reviews/runtime';
+import { withHubParams } from './callback-url.js';
+import type { HubRequest } from './hub-request.js';
+import type { HubMetrics } from './metrics.js';
+import type { OutboundClient } from './outbound.js';
+import type { SubscriptionStore } from './store/subscription-store.js';
+import { grantLease, subscriptionKey, type LeaseBounds, type Subscription } from './subscription.js';
+
+/** A verification body longer than this cannot be the 43-character challenge. */
+const MAX_VERIFICATION_BODY_BYTES = 1024;
+
+export interface VerificationDeps {
+  readonly store: SubscriptionStore;
+  readonly outbound: OutboundClient;
+  readonly metrics: HubMetrics;
+  readonly logger: Logger;
+  readonly lease: LeaseBounds;
+  readonly now: () => number;
+}
+
+export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | 'blocked' | 'timeout' | 'tls' | 'network';
+
+/**
+ * Verification of intent (W3C WebSub §5.3): GET the callback with a fresh single-use challenge and
+ * apply the request only if the callback echoes it with a 2xx. Until then, and whenever it fails,
+ * the stored state stays exactly as it was: a renewal, a new (or removed) secret and an
+ * unsubscribe all take effect only once verified.
+ */
+export async function verifyIntent(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
+  const { store, outbound, metrics, logger, now } = deps;
+  const key = subscriptionKey(request.topicUrl, request.callback);
+  const existing = await store.get(key);
+  const verifiedAt = now();
+  const leaseSeconds =
+    request.mode === 'subscribe'
+      ? grantLease(request.leaseSeconds, deps.lease)
+      : // The lease an unsubscribe ends: what is left of the current one (0 when there is none).
+        existing
+        ? Math.max(0, Math.ceil((existing.expiresAt - verifiedAt) / 1000))
+        : 0;
+  const challenge = randomBytes(32).toString('base64url');
+  const url = withHubParams(request.callback, {
+    'hub.mode': request.mode,
+    'hub.topic': request.topicUrl,
+    'hub.challenge': challenge,
+    'hub.lease_seconds': String(leaseSeconds),
+  });
+  const result = await outbound.send({ method: 'GET', url, keepBodyBytes: MAX_VERIFICATION_BODY_BYTES });
+  const outcome: VerificationOutcome = !result.ok
+    ? result.reason
+    : result.status < 200 || result.status > 299
+      ? 'wrong_status'
+      : !result.truncated && result.body.equals(Buffer.from(challenge, 'utf8'))
+        ? 'verified'
+        : 'wrong_body';
+  metrics.verifications.inc({ mode: request.mode, outcome });
+  const log = { subscription: key, topic: request.topic, mode: request.mode, outcome, callbackHost: request.callbackHost };
+  if (outcome !== 'verified') {
+    logger.info({ ...log, ...(result.ok ? { status: result.status } : { detail: result.detail }) }, 'verification failed; subscription state unchanged');
+    return outcome;
+  }
+
+  // A request newer than this one may have been applied meanwhile; it wins.
+  const isStale = (current: Subscription | null) => current !== null && current.requestedAt > requestedAt;
+  if (request.mode === 'unsubscribe') {
+    await store.update(key, (current) => (isStale(current) ? undefined : null));
+  } else {
+    await store.update(key, (current) =>
+      isStale(current)
+        ? undefined
+        : {
+            key,
+            topic: request.topic,
+            topicUrl: request.topicUrl,
+            callback: request.callback,
+            secret: request.secret,
+            leaseSeconds,
+            verifiedAt,
+            expiresAt: verifiedAt + leaseSeconds * 1000,
+            requestedAt,
+            failures: 0,
+            deliveredEtag: current?.deliveredEtag ?? null,
+            lastStatus: current?.lastStatus ?? null,
+            lastAttemptAt: current?.lastAttemptAt ?? null,
+          },
+    );
+  }
+  logger.info({ ...log, leaseSeconds }, request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified');
+  return outcome;
+}
+
+/**
+ * Tell a subscriber its subscription is gone (§5.2 denial), best effort, no retry: the hub policy
+ * for "3 consecutive delivery failures" that keeps §7's promise of not dropping subscribers silently.
+ */
+export async function sendDenial(subscription: Subscription, reason: string, outbound: OutboundClient): Promise<void> {
+  const url = withHubParams(subscription.callback, { 'hub.mode': 'denied', 'hub.topic': subscription.topicUrl, 'hub.reason': reason });
+  await outbound.send({ method: 'GET', url, keepBodyBytes: 0 });
+}
