@@ -1,0 +1,116 @@
+import { connect } from 'node:net';
+import { describe, it, expect, afterEach } from '@jest/globals';
+import { pino } from 'pino';
+import request from 'supertest';
+import { createMetrics, startHttpService, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
+
+const logger = pino({ level: 'silent' });
+const notReady: Readiness = { ready: false, version: null, publishedAt: null, source: { connected: false, detail: 'cannot read x: ENOENT' }, lastRejection: 'dataset v1 refused (invalid_json): oops' };
+const ready: Readiness = { ready: true, version: 'v2', publishedAt: '2025-07-01T12:00:00.000Z', source: { connected: true, detail: 'watching x' }, lastRejection: null };
+
+let service: HttpService | null = null;
+afterEach(async () => {
+  await service?.shutdown('test done');
+  service = null;
+});
+
+async function start(handler: RequestHandler, readiness: () => Readiness = () => ready, shutdownTimeoutMs = 2000) {
+  const metrics = createMetrics();
+  service = await startHttpService({ service: 'test', port: 0, metricsPort: 0, host: '127.0.0.1', shutdownTimeoutMs, logger, metrics, handler, readiness });
+  return { service, metrics };
+}
+
+const hello: RequestHandler = (_req, res) => {
+  res.setHeader('Content-Type', 'text/plain');
+  res.end('hello');
+};
+
+describe('startHttpService', () => {
+  it('/healthz is 200 whenever the process runs; /readyz follows readiness', async () => {
+    let state = notReady;
+    const { service: s } = await start(hello, () => state);
+    expect((await request(s.url).get('/healthz')).status).toBe(200);
+    const before = await request(s.url).get('/readyz');
+    expect(before.status).toBe(503);
+    expect(before.headers['content-type']).toBe('application/json');
+    expect(before.body).toEqual({ status: 'not_ready', version: null, publishedAt: null, source: notReady.source, lastRejection: notReady.lastRejection });
+    state = ready;
+    const after = await request(s.url).get('/readyz');
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ status: 'ready', version: 'v2', publishedAt: ready.publishedAt });
+    expect((await request(s.url).get('/anything')).text).toBe('hello');
+  });
+
+  it('serves /metrics from the registry on the metrics port only', async () => {
+    const { service: s, metrics } = await start(hello);
+    metrics.httpDuration.observe({ service: 'test', method: 'GET', route: '/x', status_code: '200' }, 0.001);
+    const res = await request(s.metricsUrl).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.text).toContain('http_request_duration_seconds_count{service="test",method="GET",route="/x",status_code="200"} 1');
+    expect((await request(s.metricsUrl).get('/other')).status).toBe(404);
+    expect((await request(s.url).get('/metrics')).text).toBe('hello');
+  });
+
+  it('answers an over-long URL with 414 and an oversized header block with 431', async () => {
+    const { service: s } = await start(hello);
+    const long = await request(s.url).get(`/${'a'.repeat(9000)}`);
+    expect(long.status).toBe(414);
+    expect(long.body).toMatchObject({ error: 'uri_too_long' });
+    const port = new URL(s.url).port;
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1.1 431/);
+    expect(raw).toContain('"error":"headers_too_large"');
+  });
+
+  it('shutdown stops accepting, finishes in-flight requests, then runs close hooks in reverse order', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    const slow: RequestHandler = (_req, res) => {
+      started();
+      void gate.then(() => res.end('done'));
+    };
+    const { service: s } = await start(slow);
+    const order: string[] = [];
+    s.onClose(() => {
+      order.push('first registered');
+    });
+    s.onClose(async () => {
+      order.push('second registered');
+    });
+    const pending = request(s.url).get('/slow');
+    const response = pending.then((res) => res);
+    await inFlight;
+    const stopping = s.shutdown('test');
+    expect(order).toEqual([]);
+    release();
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('done');
+    await stopping;
+    expect(order).toEqual(['second registered', 'first registered']);
+    service = null;
+  });
+
+  it('cuts connections that outlive SHUTDOWN_TIMEOUT_MS', async () => {
+    const hang: RequestHandler = () => undefined;
+    const { service: s } = await start(hang, () => ready, 100);
+    const arrived = new Promise((resolve) => s.server.once('request', resolve));
+    const pending = request(s.url).get('/hang').then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await arrived;
+    await s.shutdown('test');
+    expect(await pending).toBe('cut');
+    service = null;
+  });
+});
