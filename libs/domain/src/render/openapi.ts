@@ -1,4 +1,367 @@
-import type { PublicUrls } from '../urls.js';
+import { ErrorEnvelope, InsightsDocument, ReviewsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
+import { SearchParams, SinceParams } from '../schemas/search.js';
+import { topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
+import { FEED_SIZE, JsonFeed } from './json-feed.js';
+import { componentRef, componentSchemas, parametersFrom, type JsonSchema, type ParameterObject } from './openapi-schemas.js';
+import { JsonRpcRequest, JsonRpcResponse, webSubHubRequest } from './wire-schemas.js';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const API_VERSION = '1.0.0';
+const MCP_PROTOCOL_VERSION = '2025-06-18';
+
+type Json = Record<string, unknown>;
+type Reference = { readonly $ref: string };
+
+const ref = {
+  schema: (id: string): Reference => ({ $ref: componentRef(id) }),
+  header: (name: string): Reference => ({ $ref: `#/components/headers/${name}` }),
+  parameter: (name: string): Reference => ({ $ref: `#/components/parameters/${name}` }),
+  response: (name: string): Reference => ({ $ref: `#/components/responses/${name}` }),
+};
+
+const HEAD_NOTE = 'HEAD answers with the same status and headers as GET, without a body.';
+const TEXT_PLAIN = (example: string): Json => ({ 'text/plain': { schema: { type: 'string' }, example } });
+const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
+
+const INFO_DESCRIPTION = [
+  "Read-only publication of one funeral home's verified customer reviews and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub.",
+  '',
+  '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
+  `- **HEAD.** ${HEAD_NOTE}`,
+  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body; `If-Modified-Since` is honoured only when no `If-None-Match` is sent (RFC 9110).",
+  '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
+  '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
+  '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
+].join('\n');
+
+function components(urls: PublicUrls): Json {
+  return {
+    schemas: componentSchemas({
+      ReviewsDocument,
+      InsightsDocument,
+      SearchResult,
+      SinceResult,
+      Error: ErrorEnvelope,
+      JsonFeed,
+      JsonRpcRequest,
+      JsonRpcResponse,
+      WebSubSubscriptionRequest: webSubHubRequest(urls),
+    }),
+    headers: {
+      ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
+      'Last-Modified': { description: 'Publish time of the dataset version served (HTTP-date).', schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
+      'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' } },
+      Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', schema: { type: 'string', const: 'Accept-Encoding' } },
+      Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
+      'Mcp-Session-Id': {
+        description: 'Session id minted by `initialize`; any replica accepts it and it survives restarts. Visible ASCII only.',
+        schema: { type: 'string', pattern: '^[\\x21-\\x7E]+$' },
+      },
+    },
+    parameters: {
+      IfNoneMatch: {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'ETag(s) from an earlier response; weak comparison, comma-separated lists and `*` are accepted. A match gives 304.',
+        schema: { type: 'string' },
+      },
+      IfModifiedSince: {
+        name: 'If-Modified-Since',
+        in: 'header',
+        required: false,
+        description: 'HTTP-date; 304 when the dataset has not been published since. Ignored when `If-None-Match` is present (RFC 9110 precedence).',
+        schema: { type: 'string' },
+      },
+    },
+    responses: {
+      NotModified: {
+        description: 'Not Modified: the validator matches; empty body.',
+        headers: { ETag: ref.header('ETag'), 'Last-Modified': ref.header('Last-Modified'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
+      },
+      BadRequest: {
+        description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`.',
+        content: {
+          'application/json': {
+            schema: ref.schema('Error'),
+            example: { error: 'invalid_query', message: 'Invalid query parameters', issues: [{ code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' }] },
+          },
+        },
+      },
+      NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
+    },
+  };
+}
+
+interface ReadEndpoint {
+  readonly operationId: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly parameters?: readonly ParameterObject[];
+  readonly content: Json;
+  /** Set on WebSub topics, whose responses advertise the hub. */
+  readonly topic?: TopicName;
+}
+
+/** Every GET shares the conditional-request, HEAD and error behaviour; only the body and parameters differ. */
+function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
+  const parameters = endpoint.parameters ?? [];
+  const topicHeaders =
+    endpoint.topic === undefined
+      ? {}
+      : {
+          Link: {
+            description: 'Advertises the WebSub hub and this topic, identical on GET and in notifications.',
+            schema: { type: 'string' },
+            example: topicLinkHeader(urls, endpoint.topic),
+          },
+        };
+  return {
+    tags: [endpoint.tag],
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    description: `${endpoint.description}\n\n${HEAD_NOTE}`,
+    parameters: [...parameters, ref.parameter('IfNoneMatch'), ref.parameter('IfModifiedSince')],
+    responses: {
+      '200': {
+        description: 'OK',
+        headers: {
+          ETag: ref.header('ETag'),
+          'Last-Modified': ref.header('Last-Modified'),
+          'Cache-Control': ref.header('Cache-Control'),
+          Vary: ref.header('Vary'),
+          ...topicHeaders,
+        },
+        content: endpoint.content,
+      },
+      '304': ref.response('NotModified'),
+      ...(parameters.length > 0 ? { '400': ref.response('BadRequest') } : {}),
+      '404': ref.response('NotFound'),
+    },
+  };
+}
+
+function readPaths(urls: PublicUrls): Json {
+  const json = (schemaId: string): Json => ({ 'application/json': { schema: ref.schema(schemaId) } });
+  const get = (endpoint: ReadEndpoint): Json => ({ get: readOperation(urls, endpoint) });
+  return {
+    '/reviews.json': get({
+      operationId: 'getReviews',
+      tag: 'datasets',
+      summary: 'The reviews dataset',
+      description: 'Business metadata, the aggregate rating and every verified review, newest first (date, then id, descending). A WebSub topic.',
+      content: json('ReviewsDocument'),
+      topic: 'reviews',
+    }),
+    '/insights.json': get({
+      operationId: 'getInsights',
+      tag: 'datasets',
+      summary: 'The insights dataset',
+      description: 'Aspect-based sentiment, entities (staff, services, problems, service areas), topics, monthly trend, per-review analysis, FAQ and summary. Aggregates are derived from the reviews, so they never disagree with `/reviews.json`.',
+      content: json('InsightsDocument'),
+    }),
+    '/api/feed.json': get({
+      operationId: 'getJsonFeed',
+      tag: 'feeds',
+      summary: `JSON Feed 1.1 of the ${FEED_SIZE} newest reviews`,
+      description: `JSON Feed 1.1 holding the ${FEED_SIZE} newest reviews, newest first, with \`hubs\` naming the WebSub hub. Served as \`application/json\`, byte-identical to the WebSub notification body. A WebSub topic.`,
+      content: json('JsonFeed'),
+      topic: 'feedJson',
+    }),
+    '/feed.xml': get({
+      operationId: 'getAtomFeed',
+      tag: 'feeds',
+      summary: `Atom feed of the ${FEED_SIZE} newest reviews`,
+      description: `Atom 1.0 (RFC 4287) feed of the ${FEED_SIZE} newest reviews, newest first, with \`<link rel="self">\` and \`<link rel="hub">\`. Each entry's id is \`${urls.reviews}#<review id>\` and its content is plain text. A WebSub topic.`,
+      content: { 'application/atom+xml': { schema: { type: 'string', description: 'An Atom 1.0 feed document (RFC 4287).' } } },
+      topic: 'feedAtom',
+    }),
+    '/api/reviews/search': get({
+      operationId: 'searchReviews',
+      tag: 'reviews',
+      summary: 'Search reviews',
+      description: [
+        'The HTTP twin of the MCP tool `search_reviews`; both take the same parameters.',
+        String(SearchParams.meta()?.description ?? ''),
+        'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case. `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400. No match is a 200 with an empty `reviews` list.',
+      ].join(' '),
+      parameters: parametersFrom(SearchParams, 'query'),
+      content: json('SearchResult'),
+    }),
+    '/api/reviews/since/{date}': get({
+      operationId: 'getReviewsSince',
+      tag: 'reviews',
+      summary: 'Reviews on or after a date',
+      description: 'Every review dated on or after `date`, newest first (date, then id, descending). A malformed or impossible date (e.g. 2025-02-30) is a 400; no match is a 200 with an empty list.',
+      parameters: parametersFrom(SinceParams, 'path'),
+      content: json('SinceResult'),
+    }),
+    '/.well-known/openapi.json': get({
+      operationId: 'getOpenApiDocument',
+      tag: 'meta',
+      summary: 'This OpenAPI document',
+      description: `The OpenAPI ${OPENAPI_VERSION} description of this service, generated from the schemas the service validates with.`,
+      content: { 'application/json': { schema: { type: 'object', description: `OpenAPI ${OPENAPI_VERSION} document.` } } },
+    }),
+  };
+}
+
+function jsonRpcError(description: string, code: number, message: string): Json {
+  return { description, content: { 'application/json': { schema: ref.schema('JsonRpcResponse'), example: { jsonrpc: '2.0', id: null, error: { code, message } } } } };
+}
+
+function mcpPath(): Json {
+  const notAllowed = (operationId: string, summary: string): Json => ({
+    tags: ['mcp'],
+    operationId,
+    summary,
+    description: 'The server offers no server-initiated event stream and no explicit session termination: sessions need no server state.',
+    responses: { '405': { description: 'Method Not Allowed.', headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } } } },
+  });
+  return {
+    post: {
+      tags: ['mcp'],
+      operationId: 'mcp',
+      summary: 'MCP server (streamable HTTP, JSON-RPC 2.0)',
+      description: [
+        `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
+        '',
+        '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream`. No key or token is needed.',
+      ].join('\n'),
+      parameters: [
+        {
+          name: 'Mcp-Session-Id',
+          in: 'header',
+          required: false,
+          description: 'Required on every request after `initialize`: missing → 400; unknown or forged → 404 (initialize again).',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7E]+$' },
+        },
+        {
+          name: 'MCP-Protocol-Version',
+          in: 'header',
+          required: false,
+          description: `The negotiated protocol version, sent on every request after \`initialize\`; an unsupported value → 400.`,
+          schema: { type: 'string', examples: [MCP_PROTOCOL_VERSION] },
+        },
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: ref.schema('JsonRpcRequest'),
+            examples: {
+              initialize: {
+                value: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'example-client', version: '1.0.0' } } },
+              },
+              listTools: { value: { jsonrpc: '2.0', id: 2, method: 'tools/list' } },
+              searchReviews: { value: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'search_reviews', arguments: { rating: 5, limit: 3 } } } },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'The JSON-RPC response, as JSON or, when the client prefers it, as a one-event stream.',
+          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'Set on the `initialize` response.' } },
+          content: {
+            'application/json': { schema: ref.schema('JsonRpcResponse') },
+            'text/event-stream': { schema: { type: 'string', description: 'Server-sent events whose `data` carries the JSON-RPC response.' } },
+          },
+        },
+        '202': { description: 'Accepted: the message was a notification or a response; no body.' },
+        '400': jsonRpcError('Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, malformed JSON or a batch.', -32000, 'Bad Request: Mcp-Session-Id header is required'),
+        '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
+        '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
+        '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
+        '415': jsonRpcError('Unsupported Media Type: the body must be `application/json`.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
+      },
+    },
+    get: notAllowed('mcpGetNotAllowed', 'No server-initiated stream'),
+    delete: notAllowed('mcpDeleteNotAllowed', 'No explicit session termination'),
+  };
+}
+
+function hubPath(urls: PublicUrls): Json {
+  const callbackUrl = '{$request.body#/hub.callback}';
+  const query = (name: string, description: string, schema: JsonSchema, required = true): Json => ({ name, in: 'query', required, description, schema });
+  return {
+    post: {
+      tags: ['websub'],
+      operationId: 'webSubHub',
+      summary: 'Subscribe to or unsubscribe from a topic',
+      description: [
+        `The WebSub hub. Topics: \`${urls.feedAtom}\`, \`${urls.feedJson}\` and \`${urls.reviews}\`.`,
+        'A valid request is answered 202 at once; the hub then verifies intent by a GET to the callback and changes the subscription only once verified (so a failed re-subscribe leaves the old one active).',
+        'An invalid request is answered 4xx with a plain-text reason and never reaches the callback.',
+      ].join(' '),
+      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref.schema('WebSubSubscriptionRequest') } } },
+      responses: {
+        '202': { description: 'Accepted: verification of intent runs asynchronously.' },
+        '400': { description: 'Bad Request: a field is missing or invalid (non-HTTPS callback, unknown topic or mode, secret too long).', content: TEXT_PLAIN('hub.callback must be an https URL') },
+        '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded.', content: TEXT_PLAIN('Content-Type must be application/x-www-form-urlencoded') },
+        '429': { description: 'Too Many Requests: retry later.', content: TEXT_PLAIN('Too many requests') },
+      },
+      callbacks: {
+        verification: {
+          [callbackUrl]: {
+            get: {
+              summary: 'Verification of intent, or denial',
+              description:
+                'Sent after a (un)subscription request: answer 2xx with exactly `hub.challenge` as a text/plain body, anything else rejects the request. `hub.mode=denied` (with `hub.reason`, no challenge) tells a subscriber the hub removed its subscription after 3 consecutive failed deliveries.',
+              parameters: [
+                query('hub.mode', 'What is being verified, or `denied`.', { type: 'string', enum: ['subscribe', 'unsubscribe', 'denied'] }),
+                query('hub.topic', 'The topic URL.', { type: 'string', format: 'uri' }),
+                query('hub.challenge', 'Random string to echo (not sent with `denied`).', { type: 'string' }, false),
+                query('hub.lease_seconds', 'Granted lease (subscribe only).', { type: 'integer', minimum: 1 }, false),
+                query('hub.reason', 'Why the subscription was removed (`denied` only).', { type: 'string' }, false),
+              ],
+              responses: { '2XX': { description: 'Intent confirmed: the body is the challenge.', content: TEXT_PLAIN('a1b2c3') } },
+            },
+          },
+        },
+        notification: {
+          [callbackUrl]: {
+            post: {
+              summary: 'Content notification',
+              description:
+                "The topic's full current content and exact Content-Type, sent on every change. Any 2xx acknowledges and resets the failure count. A non-2xx status, a redirect (never followed), a timeout, a TLS or network error is a failure; retries always send the newest content. 410 removes the subscription at once; after 3 consecutive failures the hub sends a denial and removes it.",
+              parameters: [
+                { name: 'Link', in: 'header', required: true, description: 'The hub (`rel="hub"`) and the topic (`rel="self"`).', schema: { type: 'string' } },
+                { name: 'X-Hub-Signature', in: 'header', required: false, description: 'Sent when the subscription has a `hub.secret`: `sha256=<hex HMAC-SHA256 of the body>`.', schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
+              ],
+              requestBody: {
+                required: true,
+                content: {
+                  'application/atom+xml': { schema: { type: 'string', description: `Topic ${urls.feedAtom}.` } },
+                  'application/json': { schema: { oneOf: [ref.schema('JsonFeed'), ref.schema('ReviewsDocument')], description: `Topic ${urls.feedJson} or ${urls.reviews}.` } },
+                },
+              },
+              responses: { '2XX': { description: 'Delivered.' }, '410': { description: 'Gone: the subscription is removed at once.' } },
+            },
+          },
+        },
+      },
+    },
+  };
+}
 
 /** The OpenAPI 3.1.0 document, generated from the same zod schemas the service validates with. */
-export declare function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown>;
+export function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown> {
+  return {
+    openapi: OPENAPI_VERSION,
+    info: { title: 'Public Reviews Service', version: API_VERSION, description: INFO_DESCRIPTION },
+    servers: [{ url: urls.base }],
+    tags: [
+      { name: 'datasets', description: 'The full reviews and insights datasets.' },
+      { name: 'reviews', description: 'Filtered views of the reviews.' },
+      { name: 'feeds', description: `The ${FEED_SIZE} newest reviews as JSON Feed and Atom.` },
+      { name: 'mcp', description: 'Model Context Protocol endpoint.' },
+      { name: 'websub', description: 'Push notifications of topic changes.' },
+      { name: 'meta', description: 'Service description.' },
+    ],
+    paths: { ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls) },
+    components: components(urls),
+  };
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import type { PublicUrls } from '../urls.js';
+import { TOPICS, topicUrl } from '../urls.js';
+
+/*
+ * Wire formats of POST /mcp and POST /api/websub/hub, as zod schemas so the OpenAPI document converts
+ * them like every other schema. The MCP SDK validates JSON-RPC itself; these describe, they do not parse.
+ */
+
+const JsonRpcId = z.union([z.string(), z.number()]).meta({ description: 'Request id, echoed in the response.' });
+
+export const JsonRpcRequest = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: JsonRpcId.optional().meta({ description: 'Absent for a notification, which is answered 202 with no body.' }),
+    method: z.string().min(1).meta({ description: 'initialize, tools/list, tools/call, ping or a notification such as notifications/initialized.' }),
+    params: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({
+    id: 'JsonRpcRequest',
+    description: 'One JSON-RPC 2.0 message. Batches (JSON arrays) are rejected with 400, as MCP 2025-06-18 removed batching.',
+  });
+
+const JsonRpcError = z.strictObject({
+  code: z.int().meta({ description: 'JSON-RPC error code, e.g. -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error.' }),
+  message: z.string(),
+  data: z.unknown().optional(),
+});
+
+export const JsonRpcResponse = z
+  .union([
+    z.strictObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId, result: z.record(z.string(), z.unknown()) }),
+    z.strictObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId.nullable(), error: JsonRpcError }),
+  ])
+  .meta({ id: 'JsonRpcResponse', description: 'A JSON-RPC 2.0 result or error. Transport errors (bad headers, unknown session) carry `id: null`.' });
+
+/**
+ * The WebSub subscription request. Its topic enum is built from BASE_URL, so it is made per call and
+ * carries no global id (the OpenAPI document names it in its own registry).
+ */
+export function webSubHubRequest(urls: PublicUrls) {
+  // Loose: the hub ignores unknown fields rather than rejecting them.
+  return z
+    .looseObject({
+      'hub.callback': z.url({ protocol: /^https$/ }).meta({ pattern: '^https://', description: 'HTTPS URL of the subscriber; plain HTTP is rejected. Its query string is preserved.' }),
+      'hub.mode': z.enum(['subscribe', 'unsubscribe']),
+      'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data.' }),
+      'hub.lease_seconds': z
+        .int()
+        .min(1)
+        .optional()
+        .meta({ description: 'Requested lease in seconds, clamped to the configured bounds (default 10 days); the verification request carries the granted value.' }),
+      'hub.secret': z
+        .string()
+        .min(1)
+        .max(199)
+        .optional()
+        .meta({ description: 'Fewer than 200 bytes. Every notification then carries `X-Hub-Signature: sha256=<hex HMAC of the body>`.' }),
+    })
+    .meta({ description: 'Form fields of a (un)subscription request. Unknown fields are ignored.' });
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from '@jest/globals';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+import { buildOpenApiDocument, renderJsonFeed, searchParamsShape } from '@reviews/domain';
+import { sampleDocument, URLS } from './sample-document.js';
+
+type Operation = { parameters?: Array<{ name?: string; in?: string; required?: boolean; schema?: Record<string, unknown>; $ref?: string }>; responses: Record<string, unknown> };
+type Document = { openapi: string; info: { version: string }; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+
+const SPEC_OPERATIONS: ReadonlyArray<readonly [string, string]> = [
+  ['/reviews.json', 'get'],
+  ['/insights.json', 'get'],
+  ['/api/feed.json', 'get'],
+  ['/feed.xml', 'get'],
+  ['/api/reviews/search', 'get'],
+  ['/api/reviews/since/{date}', 'get'],
+  ['/.well-known/openapi.json', 'get'],
+  ['/mcp', 'post'],
+  ['/api/websub/hub', 'post'],
+];
+
+const build = () => buildOpenApiDocument(URLS) as unknown as Document;
+
+/** Validates data against a component schema of the document, so the description is checked against real output. */
+function componentValidator(doc: Document, id: string) {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  formats.default(ajv);
+  ajv.addSchema({ $id: 'https://openapi.test/doc', components: doc.components });
+  const validate = ajv.getSchema(`https://openapi.test/doc#/components/schemas/${id}`);
+  if (validate === undefined) throw new Error(`no component ${id}`);
+  return (data: unknown) => (validate(data) ? [] : validate.errors);
+}
+
+describe('buildOpenApiDocument', () => {
+  it('is a valid OpenAPI 3.1.0 document, version 1.0.0, served from BASE_URL', async () => {
+    const doc = build();
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers).toEqual([{ url: 'https://reviews.example.com' }]);
+  });
+
+  it('documents every endpoint of the interface spec', () => {
+    const { paths } = build();
+    for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
+  });
+
+  it('documents 200, 304 and 404 on every GET, 400 where it takes parameters, and the hub on topics', () => {
+    const { paths } = build();
+    for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
+      const operation = paths[path]?.[method] as Operation;
+      const takesParameters = (operation.parameters ?? []).some((parameter) => parameter.in === 'query' || parameter.in === 'path');
+      expect(Object.keys(operation.responses).sort()).toEqual(takesParameters ? ['200', '304', '400', '404'] : ['200', '304', '404']);
+    }
+    for (const [path, topic] of [['/reviews.json', URLS.reviews], ['/api/feed.json', URLS.feedJson], ['/feed.xml', URLS.feedAtom]] as const) {
+      const ok = paths[path]?.get?.responses['200'] as { headers: Record<string, { example?: string }> };
+      expect(ok.headers.Link?.example).toBe(`<${URLS.hub}>; rel="hub", <${topic}>; rel="self"`);
+    }
+  });
+
+  it('takes the search parameters, bounds and default from searchParamsShape', () => {
+    const search = build().paths['/api/reviews/search']?.get as Operation;
+    const query = (search.parameters ?? []).filter((parameter) => parameter.in === 'query');
+    expect(query.map((parameter) => parameter.name)).toEqual(Object.keys(searchParamsShape));
+    expect(query.every((parameter) => parameter.required === false)).toBe(true);
+    const byName = Object.fromEntries(query.map((parameter) => [parameter.name, parameter.schema]));
+    expect(byName.rating).toMatchObject({ type: 'integer', minimum: 1, maximum: 5 });
+    expect(byName.min_rating).toMatchObject({ type: 'number', minimum: 1, maximum: 5 });
+    expect(byName.since).toMatchObject({ type: 'string', format: 'date' });
+    expect(byName.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    const since = build().paths['/api/reviews/since/{date}']?.get as Operation;
+    expect(since.parameters?.[0]).toMatchObject({ name: 'date', in: 'path', required: true, schema: { type: 'string', format: 'date' } });
+  });
+
+  it('describes the documents the service really serves', () => {
+    const doc = build();
+    const reviews = sampleDocument();
+    expect(componentValidator(doc, 'ReviewsDocument')(JSON.parse(JSON.stringify(reviews)))).toEqual([]);
+    expect(componentValidator(doc, 'JsonFeed')(JSON.parse(renderJsonFeed(reviews, URLS)))).toEqual([]);
+    const hub = componentValidator(doc, 'WebSubSubscriptionRequest');
+    expect(hub({ 'hub.callback': 'https://subscriber.example/cb', 'hub.mode': 'subscribe', 'hub.topic': URLS.feedAtom })).toEqual([]);
+    expect(hub({ 'hub.callback': 'https://subscriber.example/cb', 'hub.mode': 'subscribe', 'hub.topic': 'https://elsewhere.example/feed' })).not.toEqual([]);
+  });
+
+  it('is byte-stable', () => {
+    expect(JSON.stringify(build())).toBe(JSON.stringify(build()));
+  });
+});
