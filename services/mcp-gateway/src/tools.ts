@@ -45,6 +45,11 @@ function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: {
 const found = (value: Record<string, unknown>): ToolOutcome => ({ ok: true, value });
 const notFound = (message: string): ToolOutcome => ({ ok: false, message });
 const NoArguments = z.strictObject({});
+/**
+ * The same fields as a fresh object. A schema registered with a meta id converts to a root `$ref`,
+ * while MCP requires `type: "object"` at the root of an outputSchema.
+ */
+const rootObject = <S extends z.ZodObject>(schema: S) => z.strictObject(schema.shape);
 const sameText = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 // Lookup arguments share their bounds with the REST search filters they correspond to.
@@ -70,7 +75,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       'Finds verified reviews matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search. No match is an empty list, not an error.',
     input: SearchParams,
-    output: SearchResult,
+    output: rootObject(SearchResult),
     run: (snapshot, params) => found(snapshot.search.search(params)),
   }),
   defineTool({
@@ -78,7 +83,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Get one review',
     description: 'Returns one review with all its fields (author, rating, date, text, source, owner reply) by its id, as found in search results or in example_review_ids of the insight tools.',
     input: z.strictObject({ id: Ulid.describe('Review id: a ULID of 26 characters, e.g. from search_reviews.') }),
-    output: Review,
+    output: rootObject(Review),
     run: (snapshot, { id }) => {
       const review = snapshot.search.review(id);
       return review ? found(review) : notFound(`No review has id ${id}. Use search_reviews to find review ids.`);
@@ -89,7 +94,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Reviews since a date',
     description: 'Returns every review dated on or after `date` (YYYY-MM-DD, inclusive), newest first, with the number matched; the same result as GET /api/reviews/since/{date}. Use it to catch up on what is new since a known day.',
     input: SinceParams,
-    output: SinceResult,
+    output: rootObject(SinceResult),
     run: (snapshot, { date }) => found(snapshot.search.since(date)),
   }),
   defineTool({
@@ -120,7 +125,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Sentiment about one aspect',
     description: `Returns how reviewers feel about one aspect of the service: mention count, positive/neutral/negative counts, positive percentage, score -1..1, top phrases and example review ids. \`aspect\` is an id or label, case-insensitive, one of: ${ASPECTS.map((a) => a.id).join(', ')}.`,
     input: z.strictObject({ aspect: z.string().min(1).max(100).describe(`Aspect id or label, e.g. ${ASPECTS[0].id} or "${ASPECTS[0].label}".`) }),
-    output: AspectInsight,
+    output: rootObject(AspectInsight),
     run: (snapshot, { aspect }) => {
       const aspects = snapshot.insightsDocument.aspects;
       const match = aspects.find((a) => sameText(a.id, aspect) || sameText(a.label, aspect));
@@ -133,7 +138,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       'Returns what reviews say about one staff member (funeral director, embalmer, counsellor; the interface calls them technicians): role, aliases, mention count, sentiment counts and score, example review ids. `name` is the full name or an alias such as a first name, case-insensitive. Follow up with search_reviews {mentions_technician} to read the reviews.',
     input: z.strictObject({ name: staffName.describe('Staff member by full name or alias, case-insensitive.') }),
-    output: TechnicianInsight,
+    output: rootObject(TechnicianInsight),
     run: (snapshot, { name }) => {
       const technician = snapshot.search.technician(name);
       const insight = technician && snapshot.insightsDocument.entities.technicians.find((t) => t.name === technician.name);
@@ -147,7 +152,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       'Returns what reviews say about one service the funeral home offers (e.g. direct cremation, memorial service): mention count, sentiment counts and score, example review ids. `service` is the service id or label, case-insensitive; get_business lists them.',
     input: z.strictObject({ service: serviceName.describe('Service id (e.g. direct-cremation) or label, case-insensitive.') }),
-    output: ServiceInsight,
+    output: rootObject(ServiceInsight),
     run: (snapshot, { service }) => {
       const ref = snapshot.search.service(service);
       const insight = ref && snapshot.insightsDocument.entities.services.find((s) => s.id === ref.id);

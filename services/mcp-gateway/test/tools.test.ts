@@ -1,0 +1,275 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ASPECTS, SearchParams, searchParamsShape, type SearchParamsInput, type Snapshot } from '@reviews/domain';
+import { BASE_URL, connectClient, fixtureSnapshot, startGateway, type RunningGateway } from './helpers.js';
+
+const TOOL_NAMES = [
+  'get_business',
+  'search_reviews',
+  'get_review',
+  'get_reviews_since',
+  'get_insights_overview',
+  'get_aspect_sentiment',
+  'get_technician',
+  'get_service',
+  'get_faq',
+  'get_rating_trend',
+];
+
+function text(result: CallToolResult): string {
+  const [first] = result.content;
+  if (first?.type !== 'text') throw new Error('expected a text block');
+  return first.text;
+}
+
+describe('MCP tools, resources and prompts', () => {
+  const snapshot: Snapshot = fixtureSnapshot();
+  let gateway: RunningGateway;
+  let client: Client;
+
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const ok = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await call(name, args);
+    if (result.isError) throw new Error(`${name} failed: ${text(result)}`);
+    // The text block carries exactly the structured result, for clients that ignore structuredContent.
+    expect(JSON.parse(text(result))).toEqual(result.structuredContent);
+    return result.structuredContent as Record<string, unknown>;
+  };
+  const failure = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await call(name, args);
+    expect(result.isError).toBe(true);
+    return text(result);
+  };
+
+  beforeAll(async () => {
+    gateway = await startGateway({ snapshot });
+    ({ client } = await connectClient(gateway.url));
+  });
+  afterAll(async () => {
+    await client.close();
+    await gateway.close();
+  });
+
+  describe('tools/list', () => {
+    it('lists every tool as read-only, closed-world and idempotent, with title, input and output schemas', async () => {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+      for (const tool of tools) {
+        expect(tool.title).toEqual(expect.any(String));
+        expect(tool.description?.length).toBeGreaterThan(60);
+        expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false, idempotentHint: true });
+        expect(tool.inputSchema.type).toBe('object');
+        expect(tool.outputSchema?.type).toBe('object');
+      }
+    });
+
+    it('gives search_reviews exactly the input schema of the shared SearchParams', async () => {
+      const { tools } = await client.listTools();
+      const search = tools.find((tool) => tool.name === 'search_reviews');
+      expect(search?.inputSchema).toEqual(toJsonSchemaCompat(SearchParams, { strictUnions: true, pipeStrategy: 'input' }));
+      expect(Object.keys(search?.inputSchema.properties ?? {}).sort()).toEqual(Object.keys(searchParamsShape).sort());
+      expect(search?.inputSchema).toMatchObject({ additionalProperties: false, properties: { limit: { default: 20, minimum: 1, maximum: 100 } } });
+    });
+  });
+
+  describe('search_reviews', () => {
+    const table: SearchParamsInput[] = [
+      {},
+      { rating: 5, limit: 3 },
+      { min_rating: 3.5 },
+      { since: '2024-06-01', until: '2024-12-31' },
+      { query: 'kind' },
+      { query: 'CAFÉ' },
+      { mentions_technician: 'maggie' },
+      { mentions_technician: 'Daniel Okafor', min_rating: 2 },
+      { mentions_service: 'Direct cremation' },
+      { mentions_service: 'memorial-service', limit: 100 },
+      { query: 'no review says this' },
+    ];
+    it.each(table)('returns what GET /api/reviews/search returns for %j', async (args) => {
+      expect(await ok('search_reviews', args)).toEqual(snapshot.search.search(SearchParams.parse(args)));
+    });
+
+    it('lists every invalid argument with its path', async () => {
+      const message = await failure('search_reviews', { rating: 6, since: '2025-02-30', limit: 0, colour: 'red' });
+      expect(message).toMatch(/rating/);
+      expect(message).toMatch(/since/);
+      expect(message).toMatch(/limit/);
+      expect(message).toMatch(/colour/);
+    });
+
+    it('rejects since after until at `until`', async () => {
+      expect(await failure('search_reviews', { since: '2025-02-01', until: '2025-01-01' })).toMatch(/until must be on or after since at until/);
+    });
+
+    it('rejects arguments of the wrong type instead of coercing them', async () => {
+      expect(await failure('search_reviews', { rating: '5' })).toMatch(/rating/);
+    });
+  });
+
+  describe('lookups', () => {
+    const newest = () => snapshot.reviewsDocument.reviews[0]!;
+
+    it('get_business returns the profile, aggregate rating and review count', async () => {
+      const { business, aggregate_rating } = snapshot.reviewsDocument;
+      expect(await ok('get_business')).toEqual({ business, aggregate_rating, review_count: aggregate_rating.review_count });
+    });
+
+    it('get_business takes no arguments', async () => {
+      expect(await failure('get_business', { businessId: 'x' })).toMatch(/businessId/);
+    });
+
+    it('get_review returns one review by id', async () => {
+      expect(await ok('get_review', { id: newest().id })).toEqual(newest());
+    });
+
+    it('get_review explains an unknown or malformed id', async () => {
+      expect(await failure('get_review', { id: '0'.repeat(26) })).toMatch(/No review has id/);
+      expect(await failure('get_review', { id: 'abc' })).toMatch(/ULID.*at id/);
+    });
+
+    it('get_reviews_since matches the since endpoint', async () => {
+      expect(await ok('get_reviews_since', { date: '2025-01-01' })).toEqual(snapshot.search.since('2025-01-01'));
+      expect(await failure('get_reviews_since', { date: '2025-13-01' })).toMatch(/must be a real calendar date .* at date/);
+      expect(await failure('get_reviews_since', {})).toMatch(/date/);
+    });
+
+    it('get_insights_overview returns the headline figures', async () => {
+      const insights = snapshot.insightsDocument;
+      expect(await ok('get_insights_overview')).toEqual({
+        review_count: insights.review_count,
+        date_range: insights.date_range,
+        overall_sentiment: insights.overall_sentiment,
+        trend: insights.temporal.trend,
+        summary: 'Families praise the staff.',
+        pull_quote: null,
+      });
+    });
+
+    it('get_aspect_sentiment finds an aspect by id or label, case-insensitive', async () => {
+      const expected = snapshot.insightsDocument.aspects.find((a) => a.id === 'attention_to_detail');
+      expect(await ok('get_aspect_sentiment', { aspect: 'attention_to_detail' })).toEqual(expected);
+      expect(await ok('get_aspect_sentiment', { aspect: 'Attention To Detail' })).toEqual(expected);
+    });
+
+    it('get_aspect_sentiment lists the valid aspects when given an unknown one', async () => {
+      const message = await failure('get_aspect_sentiment', { aspect: 'parking' });
+      for (const aspect of ASPECTS) expect(message).toContain(aspect.id);
+    });
+
+    it('get_technician finds staff by name or alias', async () => {
+      const expected = snapshot.insightsDocument.entities.technicians.find((t) => t.name === 'Margaret Ellis');
+      expect(await ok('get_technician', { name: 'maggie' })).toEqual(expected);
+      expect(await ok('get_technician', { name: 'MARGARET ELLIS' })).toEqual(expected);
+      expect(await failure('get_technician', { name: 'Bob' })).toMatch(/Known staff: Margaret Ellis \(Maggie, Mrs Ellis\)/);
+    });
+
+    it('get_service finds a service by id or label', async () => {
+      const expected = snapshot.insightsDocument.entities.services.find((s) => s.id === 'memorial-service');
+      expect(await ok('get_service', { service: 'Memorial Service' })).toEqual(expected);
+      expect(await ok('get_service', { service: 'memorial-service' })).toEqual(expected);
+      expect(await failure('get_service', { service: 'burial-at-sea' })).toMatch(/direct-cremation \(Direct cremation\)/);
+    });
+
+    it('get_faq filters questions and answers by text', async () => {
+      const { faq } = snapshot.insightsDocument;
+      expect(await ok('get_faq')).toEqual({ faq });
+      expect(await ok('get_faq', { query: 'PRICES' })).toEqual({ faq });
+      expect(await ok('get_faq', { query: 'embalming' })).toEqual({ faq: [] });
+      expect(await failure('get_faq', { query: '' })).toMatch(/query/);
+    });
+
+    it('get_rating_trend returns the monthly series and trend', async () => {
+      expect(await ok('get_rating_trend')).toEqual(snapshot.insightsDocument.temporal);
+    });
+
+    it('answers an unknown tool with an isError result (SDK behaviour, pinned)', async () => {
+      expect(await failure('delete_reviews')).toMatch(/delete_reviews not found/);
+    });
+  });
+
+  describe('resources', () => {
+    it('lists the public JSON documents under their public URLs', async () => {
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => [r.uri, r.mimeType])).toEqual([
+        [`${BASE_URL}/reviews.json`, 'application/json'],
+        [`${BASE_URL}/insights.json`, 'application/json'],
+        [`${BASE_URL}/api/feed.json`, 'application/json'],
+      ]);
+    });
+
+    it('reads a resource as the exact bytes the REST endpoint serves', async () => {
+      const { contents } = await client.readResource({ uri: `${BASE_URL}/insights.json` });
+      expect(contents).toEqual([{ uri: `${BASE_URL}/insights.json`, mimeType: 'application/json', text: snapshot.representations.insights.identity.body.toString('utf8') }]);
+    });
+
+    it('answers an unknown URI with -32002', async () => {
+      await expect(client.readResource({ uri: `${BASE_URL}/secrets.json` })).rejects.toMatchObject({ code: -32002 });
+    });
+  });
+
+  describe('prompts', () => {
+    it('offers review_digest, which points the model at the tools for the period', async () => {
+      const { prompts } = await client.listPrompts();
+      expect(prompts.map((p) => p.name)).toEqual(['review_digest']);
+      const prompt = await client.getPrompt({ name: 'review_digest', arguments: { since: '2025-01-01', until: '2025-03-31' } });
+      const [message] = prompt.messages;
+      expect(message?.content).toMatchObject({ type: 'text', text: expect.stringContaining('{"since":"2025-01-01","until":"2025-03-31","limit":100}') });
+      expect(message?.content).toMatchObject({ text: expect.stringContaining('Evergreen Funeral Home') });
+    });
+
+    it('rejects an invalid date', async () => {
+      await expect(client.getPrompt({ name: 'review_digest', arguments: { since: 'last week' } })).rejects.toMatchObject({ code: -32602 });
+    });
+  });
+
+  it('counts tool calls by tool and outcome, and initialized sessions', async () => {
+    const value = async (name: string, labels: Record<string, string> = {}, series = name) => {
+      const values = (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
+      const metric = values.find((v) => (v.metricName ?? name) === series && Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+      return metric?.value ?? 0;
+    };
+    const okBefore = await value('mcp_tool_calls_total', { tool: 'get_business', outcome: 'ok' });
+    const errorBefore = await value('mcp_tool_calls_total', { tool: 'search_reviews', outcome: 'error' });
+    const unknownBefore = await value('mcp_tool_calls_total', { tool: 'unknown', outcome: 'error' });
+    const sessionsBefore = await value('mcp_sessions_initialized_total');
+    await ok('get_business');
+    await failure('search_reviews', { rating: 0 });
+    await failure('no_such_tool');
+    const second = await connectClient(gateway.url);
+    await second.client.close();
+    expect(await value('mcp_tool_calls_total', { tool: 'get_business', outcome: 'ok' })).toBe(okBefore + 1);
+    expect(await value('mcp_tool_calls_total', { tool: 'search_reviews', outcome: 'error' })).toBe(errorBefore + 1);
+    expect(await value('mcp_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(unknownBefore + 1);
+    expect(await value('mcp_sessions_initialized_total')).toBe(sessionsBefore + 1);
+    expect(await value('http_request_duration_seconds', { service: 'mcp-gateway', route: '/mcp', status_code: '200' }, 'http_request_duration_seconds_count')).toBeGreaterThan(0);
+  });
+});
+
+describe('MCP gateway before the first dataset is loaded', () => {
+  let gateway: RunningGateway;
+  let client: Client;
+  beforeAll(async () => {
+    gateway = await startGateway({ snapshot: null });
+    ({ client } = await connectClient(gateway.url));
+  });
+  afterAll(async () => {
+    await client.close();
+    await gateway.close();
+  });
+
+  it('still initializes and lists tools, and tools answer "not loaded yet" as a tool error', async () => {
+    expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
+    for (const name of ['get_business', 'search_reviews']) {
+      const result = (await client.callTool({ name, arguments: {} })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(/not loaded yet/);
+    }
+  });
+
+  it('answers resources/read with -32002 rather than a server error', async () => {
+    await expect(client.readResource({ uri: `${BASE_URL}/reviews.json` })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/not loaded yet/) });
+  });
+});
