@@ -1,6 +1,7 @@
 /**
  * Bounded polling for asynchronous effects (a replica picking up a publish, a reconnect): retry
- * `probe` until it stops throwing or returns a truthy value, failing with the last error at the deadline.
+ * `probe` until it neither throws (e.g. a failed `expect`) nor returns `false`, failing with the last
+ * error at the deadline.
  */
 export async function eventually<T>(probe: () => Promise<T> | T, { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -8,8 +9,8 @@ export async function eventually<T>(probe: () => Promise<T> | T, { timeoutMs = 1
   for (;;) {
     try {
       const value = await probe();
-      if (value) return value;
-      lastError = new Error(`condition still false (got ${String(value)})`);
+      if (value !== false) return value;
+      lastError = new Error('condition still false');
     } catch (error) {
       lastError = error;
     }
