@@ -14,7 +14,7 @@ if (config.NATS_URL === undefined) {
   process.exit(1);
 }
 const metrics = createMetrics();
-const snapshots = await followSnapshots(await openDatasetSource(config, logger), { baseUrl: config.BASE_URL, logger, metrics, service: SERVICE });
+const snapshots = await followSnapshots(await openDatasetSource(config, { logger, metrics, service: SERVICE }), { baseUrl: config.BASE_URL, logger, metrics, service: SERVICE });
 const nc = await connect({
   servers: config.NATS_URL.split(',').map((s) => s.trim()),
   name: SERVICE,
