@@ -21,6 +21,7 @@ const ref = {
 
 const HEAD_NOTE = 'HEAD answers with the same status and headers as GET, without a body.';
 const TEXT_PLAIN = (example: string): Json => ({ 'text/plain': { schema: { type: 'string' }, example } });
+const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
 const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
 
 const INFO_DESCRIPTION = [
@@ -50,7 +51,7 @@ function components(urls: PublicUrls): Json {
     headers: {
       ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
       'Last-Modified': { description: 'Publish time of the dataset version served (HTTP-date).', schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
-      'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' } },
+      'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
       Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', schema: { type: 'string', const: 'Accept-Encoding' } },
       Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
       'Mcp-Session-Id': {
@@ -84,7 +85,14 @@ function components(urls: PublicUrls): Json {
         content: {
           'application/json': {
             schema: ref.schema('Error'),
-            example: { error: 'invalid_query', message: 'Invalid query parameters', issues: [{ code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' }] },
+            examples: {
+              invalidQuery: {
+                value: { error: 'invalid_query', message: 'Invalid search parameters.', issues: [{ code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' }] },
+              },
+              invalidDate: {
+                value: { error: 'invalid_date', message: 'The date must be a real calendar date in the form YYYY-MM-DD.', issues: [{ code: 'custom', path: ['date'], message: 'must be a real calendar date in the form YYYY-MM-DD' }] },
+              },
+            },
           },
         },
       },
@@ -217,7 +225,12 @@ function mcpPath(): Json {
     operationId,
     summary,
     description: 'The server offers no server-initiated event stream and no explicit session termination: sessions need no server state.',
-    responses: { '405': { description: 'Method Not Allowed.', headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } } } },
+    responses: {
+      '405': {
+        ...jsonRpcError('Method Not Allowed: the endpoint accepts POST only.', -32000, 'Method Not Allowed: this MCP endpoint accepts POST only'),
+        headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } },
+      },
+    },
   });
   return {
     post: {
@@ -228,7 +241,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream`. No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST, at most 64 KiB. No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -263,17 +276,19 @@ function mcpPath(): Json {
       },
       responses: {
         '200': {
-          description: 'The JSON-RPC response, as JSON or, when the client prefers it, as a one-event stream.',
-          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'Set on the `initialize` response.' } },
-          content: {
-            'application/json': { schema: ref.schema('JsonRpcResponse') },
-            'text/event-stream': { schema: { type: 'string', description: 'Server-sent events whose `data` carries the JSON-RPC response.' } },
-          },
+          description: 'The JSON-RPC response; a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
+          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' } },
+          content: { 'application/json': { schema: ref.schema('JsonRpcResponse') } },
         },
         '202': { description: 'Accepted: the message was a notification or a response; no body.' },
-        '400': jsonRpcError('Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, malformed JSON or a batch.', -32000, 'Bad Request: Mcp-Session-Id header is required'),
+        '400': jsonRpcError(
+          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, unparseable JSON (-32700), a batch or a non-JSON-RPC body (-32600).',
+          -32000,
+          'Bad Request: Mcp-Session-Id header is required; send initialize first',
+        ),
         '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
+        '413': jsonRpcError('Payload Too Large: the body exceeds 64 KiB.', -32600, 'Payload Too Large'),
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
         '415': jsonRpcError('Unsupported Media Type: the body must be `application/json`.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
       },
@@ -294,14 +309,17 @@ function hubPath(urls: PublicUrls): Json {
       description: [
         `The WebSub hub. Topics: \`${urls.feedAtom}\`, \`${urls.feedJson}\` and \`${urls.reviews}\`.`,
         'A valid request is answered 202 at once; the hub then verifies intent by a GET to the callback and changes the subscription only once verified (so a failed re-subscribe leaves the old one active).',
-        'An invalid request is answered 4xx with a plain-text reason and never reaches the callback.',
+        'An invalid request is answered 4xx with a plain-text reason naming the field and never reaches the callback; a field given twice is invalid, unknown fields are ignored, `hub.lease_seconds` and `hub.secret` count only on subscribe.',
       ].join(' '),
       requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref.schema('WebSubSubscriptionRequest') } } },
       responses: {
-        '202': { description: 'Accepted: verification of intent runs asynchronously.' },
-        '400': { description: 'Bad Request: a field is missing or invalid (non-HTTPS callback, unknown topic or mode, secret too long).', content: TEXT_PLAIN('hub.callback must be an https URL') },
-        '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded.', content: TEXT_PLAIN('Content-Type must be application/x-www-form-urlencoded') },
-        '429': { description: 'Too Many Requests: retry later.', content: TEXT_PLAIN('Too many requests') },
+        '202': { description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
+        '400': { description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long).', content: TEXT_PLAIN('hub.callback: must be an https: URL') },
+        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: ref.header('Allow') }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
+        '413': { description: 'Payload Too Large: the form exceeds 16 KiB.', content: TEXT_PLAIN('The body must be at most 16384 bytes.') },
+        '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
+        '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
+        '503': { description: 'The hub has too many verifications in progress.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.') },
       },
       callbacks: {
         verification: {

@@ -42,7 +42,13 @@ export function webSubHubRequest(urls: PublicUrls) {
   // Loose: the hub ignores unknown fields rather than rejecting them.
   return z
     .looseObject({
-      'hub.callback': z.url({ protocol: /^https$/ }).meta({ pattern: '^https://', description: 'HTTPS URL of the subscriber; plain HTTP is rejected. Its query string is preserved.' }),
+      'hub.callback': z
+        .url({ protocol: /^https$/ })
+        .max(2048)
+        .meta({
+          pattern: '^https://',
+          description: 'HTTPS URL of the subscriber: no user information, no fragment, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
+        }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
       'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data.' }),
       'hub.lease_seconds': z
