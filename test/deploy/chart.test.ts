@@ -1,0 +1,252 @@
+// The Helm chart, rendered offline with the pinned Helm for every CI value set, then checked
+// against the Kubernetes schemas and the deployment policy (issue "Kubernetes delivery").
+import { describe, it, expect, beforeAll } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EnvSchema } from '@reviews/runtime';
+import { chartDir, COMPONENTS, ensureHelm, helm, parseManifests, renderChart, repoRoot, selects, validateObject, type Component, type K8sObject } from './support/chart.js';
+
+const VALUE_SETS = readdirSync(join(chartDir, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+const DEV_VALUES = 'values-dev.yaml';
+const PRIVATE_RANGES = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16'];
+
+let helmBin = '';
+const rendered = new Map<string, K8sObject[]>();
+
+beforeAll(async () => {
+  helmBin = await ensureHelm();
+  for (const file of [...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES]) rendered.set(file, await renderChart(helmBin, [file]));
+}, 180_000);
+
+const set = (file: string): K8sObject[] => rendered.get(file) ?? [];
+const ofKind = (objects: K8sObject[], kind: string): K8sObject[] => objects.filter((o) => o.kind === kind);
+const named = (objects: K8sObject[], kind: string, name: string): K8sObject | undefined => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const componentOf = (o: K8sObject): Component => o.metadata.labels?.['app.kubernetes.io/component'] as Component;
+const podSpecs = (objects: K8sObject[]) => [...ofKind(objects, 'Deployment'), ...ofKind(objects, 'Job')].map((o) => ({ owner: o, pod: o.spec.template }));
+
+describe('helm lint --strict', () => {
+  it.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('passes with %s', async (file) => {
+    const result = await helm(helmBin, ['lint', '--strict', chartDir, '-f', join(chartDir, file), '--kube-version', '1.32.0']);
+    expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
+    expect(result.ok).toBe(true);
+  });
+});
+
+describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with %s', (file) => {
+  it('is valid against the Kubernetes schemas (no unknown kinds)', () => {
+    expect(set(file).length).toBeGreaterThan(0);
+    for (const object of set(file)) validateObject(object);
+  });
+
+  it('runs every container non-root, without privileges, with resources and a pinned image', () => {
+    for (const { owner, pod } of podSpecs(set(file))) {
+      const where = `${owner.kind}/${owner.metadata.name}`;
+      expect({ where, ...pod.spec.securityContext }).toMatchObject({ where, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.spec.automountServiceAccountToken).toBe(false);
+      for (const c of pod.spec.containers) {
+        expect({ where, ...c.securityContext }).toMatchObject({ where, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+        if (file !== DEV_VALUES) expect({ where, ro: c.securityContext.readOnlyRootFilesystem }).toEqual({ where, ro: true });
+        expect({ where, r: c.resources }).toMatchObject({ where, r: { requests: { cpu: expect.any(String), memory: expect.any(String) }, limits: { memory: expect.any(String) } } });
+        expect(c.image).toMatch(/^[^:@]+(:[\w.-]+|@sha256:[a-f0-9]{64})$/);
+        expect(c.image).not.toMatch(/:latest$/);
+        // Everything the app writes goes to emptyDirs.
+        const mounts = (c.volumeMounts as { mountPath: string }[]).map((m) => m.mountPath);
+        expect(mounts).toEqual(expect.arrayContaining(['/tmp', '/app/.data']));
+      }
+    }
+  });
+
+  it('gives each service a Deployment whose selector matches its pods, with probes, drain and config checksum', () => {
+    const deployments = ofKind(set(file), 'Deployment');
+    expect(deployments.map(componentOf).sort()).toEqual(Object.keys(COMPONENTS).sort());
+    for (const d of deployments) {
+      const component = componentOf(d);
+      const pod = d.spec.template;
+      expect(selects(d.spec.selector.matchLabels, pod.metadata.labels)).toBe(true);
+      expect(Object.keys(d.spec.selector.matchLabels).sort()).toEqual(['app.kubernetes.io/component', 'app.kubernetes.io/instance', 'app.kubernetes.io/name']);
+      expect(pod.metadata.annotations['checksum/config']).toMatch(/^[a-f0-9]{64}$/);
+      const [c] = pod.spec.containers;
+      const portNames = (c.ports as { name: string }[]).map((p) => p.name);
+      expect(portNames).toEqual(['http', 'metrics']);
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      // The image's entry point is node; the args select the service, and that service exists.
+      expect(c.args.at(-1)).toBe(`services/${component}/dist/main.js`);
+      expect(existsSync(join(repoRoot, `services/${component}/src/main.ts`))).toBe(true);
+      const preStop = c.lifecycle.preStop.sleep.seconds as number;
+      const shutdownMs = Number(named(set(file), 'ConfigMap', c.envFrom[0].configMapRef.name)?.data?.SHUTDOWN_TIMEOUT_MS);
+      expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(preStop + shutdownMs / 1000);
+    }
+  });
+
+  it('exposes each Deployment through a Service whose ports exist on the pods', () => {
+    const deployments = ofKind(set(file), 'Deployment');
+    for (const svc of ofKind(set(file), 'Service')) {
+      const targets = deployments.filter((d) => selects(svc.spec.selector, d.spec.template.metadata.labels));
+      expect({ svc: svc.metadata.name, n: targets.length }).toEqual({ svc: svc.metadata.name, n: 1 });
+      const podPorts = (targets[0]?.spec.template.spec.containers[0].ports as { name: string }[]).map((p) => p.name);
+      for (const port of svc.spec.ports) expect(podPorts).toContain(port.targetPort);
+    }
+  });
+
+  it('creates an HPA exactly for autoscaled services and then leaves replicas to it', () => {
+    const hpas = ofKind(set(file), 'HorizontalPodAutoscaler');
+    for (const d of ofKind(set(file), 'Deployment')) {
+      const hpa = hpas.find((h) => h.spec.scaleTargetRef.name === d.metadata.name);
+      expect({ d: d.metadata.name, replicasOmitted: d.spec.replicas === undefined }).toEqual({ d: d.metadata.name, replicasOmitted: hpa !== undefined });
+    }
+    for (const h of hpas) expect(named(set(file), 'Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
+  });
+
+  it('creates a PodDisruptionBudget only where more than one replica can run', () => {
+    const pdbs = ofKind(set(file), 'PodDisruptionBudget');
+    for (const d of ofKind(set(file), 'Deployment')) {
+      const scalable = d.spec.replicas === undefined || d.spec.replicas > 1;
+      const matching = pdbs.filter((p) => selects(p.spec.selector.matchLabels, d.spec.template.metadata.labels));
+      expect({ d: d.metadata.name, pdbs: matching.length }).toEqual({ d: d.metadata.name, pdbs: scalable ? 1 : 0 });
+    }
+  });
+
+  it('sets only environment variables the services read', () => {
+    const known = new Set(Object.keys(EnvSchema.shape));
+    for (const cm of ofKind(set(file), 'ConfigMap').filter((c) => c.metadata.name.endsWith('-config'))) {
+      for (const key of Object.keys(cm.data ?? {})) expect({ key, known: known.has(key) || key.startsWith('OTEL_') }).toEqual({ key, known: true });
+    }
+  });
+
+  it('points ServiceMonitor endpoints at ports that exist on the selected Services', () => {
+    for (const sm of ofKind(set(file), 'ServiceMonitor')) {
+      const services = ofKind(set(file), 'Service').filter((s) => selects(sm.spec.selector.matchLabels, s.metadata.labels));
+      expect(services.map(componentOf).sort()).toEqual(Object.keys(COMPONENTS).sort());
+      for (const endpoint of sm.spec.endpoints) {
+        for (const s of services) expect((s.spec.ports as { name: string }[]).map((p) => p.name)).toContain(endpoint.port);
+      }
+    }
+  });
+
+  it('routes the public paths exactly: /mcp, /api/websub/hub, everything else to read-api', () => {
+    for (const ingress of ofKind(set(file), 'Ingress')) {
+      for (const rule of ingress.spec.rules) {
+        const routes = (rule.http.paths as { path: string; pathType: string; backend: { service: { name: string; port: { name: string } } } }[]).map((p) => {
+          const svc = named(set(file), 'Service', p.backend.service.name);
+          expect((svc?.spec.ports as { name: string }[]).map((x) => x.name)).toContain(p.backend.service.port.name);
+          return `${p.pathType} ${p.path} -> ${svc ? componentOf(svc) : 'missing'}`;
+        });
+        expect(routes).toEqual(['Exact /mcp -> mcp-gateway', 'Exact /api/websub/hub -> websub-hub', 'Prefix / -> read-api']);
+      }
+    }
+  });
+
+  it('confines traffic with NetworkPolicies when enabled', () => {
+    const policies = ofKind(set(file), 'NetworkPolicy');
+    if (policies.length === 0) return;
+    const defaultPolicy = policies.find((p) => p.metadata.name.endsWith('-default'));
+    // The deny-by-default policy covers every pod of the release, the seed Job included.
+    for (const { pod } of podSpecs(set(file))) expect(selects(defaultPolicy?.spec.podSelector.matchLabels, pod.metadata.labels)).toBe(true);
+    const egressPorts = (defaultPolicy?.spec.egress as { ports: { port: number }[] }[]).flatMap((r) => r.ports.map((p) => p.port));
+    expect(egressPorts).toEqual(expect.arrayContaining([53, 4222]));
+    for (const d of ofKind(set(file), 'Deployment')) {
+      const own = policies.find((p) => p.metadata.name.endsWith(`-${componentOf(d)}`));
+      expect(selects(own?.spec.podSelector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
+      expect((own?.spec.ingress as { ports: { port: string }[] }[]).map((r) => r.ports[0]?.port)).toEqual(['http', 'metrics']);
+    }
+    const hub = policies.find((p) => p.metadata.name.endsWith('-websub-hub'));
+    const [hubEgress] = hub?.spec.egress ?? [];
+    expect(hubEgress.ports).toEqual([{ port: 443, protocol: 'TCP' }]);
+    expect(hubEgress.to[0].ipBlock).toEqual({ cidr: '0.0.0.0/0', except: PRIVATE_RANGES });
+    expect(hubEgress.to[1].ipBlock.except).toEqual(expect.arrayContaining(['::1/128', 'fc00::/7', 'fe80::/10']));
+  });
+
+  it('wires the MCP session secret into mcp-gateway only', () => {
+    for (const d of ofKind(set(file), 'Deployment')) {
+      const env = d.spec.template.spec.containers[0].env as { name: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+      const ref = env.find((e) => e.name === 'MCP_SESSION_SECRET')?.valueFrom?.secretKeyRef;
+      if (componentOf(d) !== 'mcp-gateway') {
+        expect(ref).toBeUndefined();
+        continue;
+      }
+      const secret = named(set(file), 'Secret', ref?.name ?? '');
+      expect(Buffer.from(secret?.data?.[ref?.key ?? ''] ?? '', 'base64').toString().length).toBeGreaterThanOrEqual(32);
+    }
+  });
+});
+
+describe('value sets', () => {
+  const deploymentsOf = (file: string) => ofKind(set(file), 'Deployment');
+
+  it('defaults: two replicas each, ingress on the baseUrl host, network policies, a seed hook, no monitoring CRDs', () => {
+    const objects = set('ci/defaults-values.yaml');
+    expect(deploymentsOf('ci/defaults-values.yaml').map((d) => d.spec.replicas)).toEqual([2, 2, 2]);
+    expect(ofKind(objects, 'Ingress')[0]?.spec.rules.map((r: { host: string }) => r.host)).toEqual(['reviews.example.com']);
+    expect(ofKind(objects, 'NetworkPolicy')).toHaveLength(4);
+    expect(ofKind(objects, 'ServiceMonitor')).toHaveLength(0);
+    const [job] = ofKind(objects, 'Job');
+    expect(job?.metadata.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
+  });
+
+  it('the seed Job runs the same publish CLI as `npm run dataset:publish`', () => {
+    const [job] = ofKind(set('ci/defaults-values.yaml'), 'Job');
+    const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const cli = /node (\S+\.js)/.exec(scripts['dataset:publish'] ?? '')?.[1];
+    expect(job?.spec.template.spec.containers[0].args).toEqual([cli, 'data/sample-dataset.json']);
+    expect(existsSync(join(repoRoot, (cli ?? '').replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
+  });
+
+  it('HPA on: every service autoscaled with its own bounds', () => {
+    const hpas = ofKind(set('ci/hpa-values.yaml'), 'HorizontalPodAutoscaler');
+    expect(hpas.map((h) => [componentOf(h), h.spec.minReplicas, h.spec.maxReplicas]).sort()).toEqual([
+      ['mcp-gateway', 3, 30],
+      ['read-api', 2, 20],
+      ['websub-hub', 1, 4],
+    ]);
+  });
+
+  it('external NATS: the URL reaches every pod and egress is opened to it', () => {
+    const objects = set('ci/external-nats-values.yaml');
+    expect(ofKind(objects, 'ConfigMap')[0]?.data?.NATS_URL).toBe('tls://nats.example.net:4222');
+    expect(ofKind(objects, 'Job')).toHaveLength(0);
+    const egress = ofKind(objects, 'NetworkPolicy')[0]?.spec.egress as { to?: unknown[] }[];
+    expect(egress.flatMap((r) => r.to ?? [])).toContainEqual({ ipBlock: { cidr: '198.51.100.10/32' } });
+  });
+
+  it('network policies off: none rendered (and single replicas get no PDB)', () => {
+    const objects = set('ci/netpol-off-values.yaml');
+    expect(ofKind(objects, 'NetworkPolicy')).toHaveLength(0);
+    expect(ofKind(objects, 'PodDisruptionBudget')).toHaveLength(0);
+  });
+
+  it('everything on: TLS for all hosts, digest-pinned image, tracing, ServiceMonitor with its release label', () => {
+    const objects = set('ci/all-on-values.yaml');
+    const [ingress] = ofKind(objects, 'Ingress');
+    expect(ingress?.spec.tls).toEqual([{ secretName: 'test-release-public-reviews-tls', hosts: ['reviews.example.com', 'www.reviews.example.com'] }]);
+    expect(ingress?.spec.ingressClassName).toBe('nginx');
+    expect(deploymentsOf('ci/all-on-values.yaml')[0]?.spec.template.spec.containers[0].image).toMatch(/^registry\.example\.com\/reviews\/public-reviews@sha256:/);
+    expect(ofKind(objects, 'ConfigMap')[0]?.data).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.monitoring.svc:4318', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' });
+    const [sm] = ofKind(objects, 'ServiceMonitor');
+    expect(sm?.metadata.labels?.release).toBe('kube-prometheus-stack');
+    expect(sm?.spec.jobLabel).toBe('app.kubernetes.io/component');
+  });
+
+  it('refuses a grace period shorter than preStop sleep plus the shutdown timeout', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'shutdown.terminationGracePeriodSeconds=5']);
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('shutdown.terminationGracePeriodSeconds');
+  });
+
+  it('reuses an existing MCP session Secret instead of generating one', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'mcp.session.existingSecret=mine', '--set', 'mcp.session.existingSecretKey=key']);
+    const objects = parseManifests(result.stdout, 'existingSecret');
+    expect(ofKind(objects, 'Secret')).toHaveLength(0);
+    const gateway = ofKind(objects, 'Deployment').find((d) => componentOf(d) === 'mcp-gateway');
+    expect(gateway?.spec.template.spec.containers[0].env).toContainEqual({ name: 'MCP_SESSION_SECRET', valueFrom: { secretKeyRef: { name: 'mine', key: 'key' } } });
+  });
+});
+
+describe('deploy/dev/nats.yaml (Tilt)', () => {
+  it('is valid against the Kubernetes schemas', () => {
+    const objects = parseManifests(readFileSync(join(repoRoot, 'deploy/dev/nats.yaml'), 'utf8'), 'deploy/dev/nats.yaml');
+    expect(objects.map((o) => o.kind)).toEqual(['Deployment', 'Service']);
+    for (const object of objects) validateObject(object);
+  });
+});
