@@ -192,7 +192,7 @@ function readPaths(urls: PublicUrls): Json {
       description: [
         'The HTTP twin of the MCP tool `search_reviews`; both take the same parameters.',
         String(SearchParams.meta()?.description ?? ''),
-        'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case. `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400. No match is a 200 with an empty `reviews` list.',
+        'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case. `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400; an empty result is still a 200.',
       ].join(' '),
       parameters: parametersFrom(SearchParams, 'query'),
       content: json('SearchResult'),
