@@ -6,12 +6,12 @@ const TEXT_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt
 const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = { ...TEXT_ESCAPES, '"': '&quot;', "'": '&apos;', '\t': '&#x9;', '\n': '&#xA;' };
 
 /** Character data: illegal characters dropped, markup escaped, `\r` kept as a reference so parsing preserves it. */
-export function xmlText(value: string): string {
+function xmlText(value: string): string {
   return value.replace(ILLEGAL_XML_CHARS, '').replace(/[&<>\r]/g, (char) => TEXT_ESCAPES[char] ?? char);
 }
 
 /** A quoted attribute value, safe for any string. */
-export function xmlAttribute(value: string): string {
+function xmlAttribute(value: string): string {
   return `"${value.replace(ILLEGAL_XML_CHARS, '').replace(/[&<>\r"'\t\n]/g, (char) => ATTRIBUTE_ESCAPES[char] ?? char)}"`;
 }
 
