@@ -120,6 +120,8 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
       const services = ofKind(set(file), 'Service').filter((s) => selects(sm.spec.selector.matchLabels, s.metadata.labels));
       expect(services.map(componentOf).sort()).toEqual(Object.keys(COMPONENTS).sort());
       for (const endpoint of sm.spec.endpoints) {
+        // Dashboards and rules select on the app's own `service` label.
+        expect(endpoint.honorLabels).toBe(true);
         for (const s of services) expect((s.spec.ports as { name: string }[]).map((p) => p.name)).toContain(endpoint.port);
       }
     }

@@ -1,0 +1,59 @@
+// Dashboards and alert rules live in deploy/ (design card §2); Helm can only read files inside the
+// chart, so the chart carries byte-identical copies (ADR 0006). These tests fail when they drift
+// and check that the chart packages them the way Grafana and the Prometheus Operator expect.
+import { describe, it, expect, beforeAll } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { chartDir, ensureHelm, renderChart, repoRoot, type K8sObject } from './support/chart.js';
+
+const listFiles = (dir: string, suffix: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(suffix)).sort() : []);
+const read = (dir: string, file: string): string => readFileSync(join(dir, file), 'utf8');
+
+const dashboardsSource = join(repoRoot, 'deploy/grafana');
+const dashboardsCopy = join(chartDir, 'files/dashboards');
+const rulesSource = join(repoRoot, 'deploy/prometheus');
+const rulesCopy = join(chartDir, 'files/rules');
+// deploy/prometheus also holds promtool unit tests; only files with rule groups belong in the chart.
+const ruleFiles = listFiles(rulesSource, '.yaml').filter((f) => (parse(read(rulesSource, f)) as { groups?: unknown } | null)?.groups !== undefined);
+
+describe('chart copies of deploy/ files', () => {
+  it.each([
+    ['deploy/grafana/*.json', dashboardsSource, dashboardsCopy, listFiles(dashboardsSource, '.json'), 'files/dashboards'],
+    ['deploy/prometheus rule files', rulesSource, rulesCopy, ruleFiles, 'files/rules'],
+  ])('%s are copied byte for byte, and nothing else is', (_name, sourceDir, copyDir, sources, copyName) => {
+    const copies = listFiles(copyDir, sourceDir === dashboardsSource ? '.json' : '.yaml');
+    expect({ [copyName]: copies }).toEqual({ [copyName]: sources });
+    for (const file of sources) {
+      expect({ file, equal: read(copyDir, file) === read(sourceDir, file) }).toEqual({ file, equal: true });
+    }
+  });
+});
+
+describe('packaged for Grafana and Prometheus (everything-on values)', () => {
+  let objects: K8sObject[] = [];
+  beforeAll(async () => {
+    objects = await renderChart(await ensureHelm(), ['ci/all-on-values.yaml']);
+  }, 120_000);
+
+  it('one ConfigMap per dashboard, labelled for the Grafana sidecar, holding the JSON unchanged', () => {
+    const maps = objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.labels?.grafana_dashboard === '1');
+    const files = listFiles(dashboardsCopy, '.json');
+    expect(maps.flatMap((m) => Object.keys(m.data ?? {})).sort()).toEqual(files);
+    for (const map of maps) {
+      expect(map.metadata.annotations?.grafana_folder).toBe('Public Reviews');
+      for (const [file, json] of Object.entries(map.data ?? {})) expect(JSON.parse(json)).toEqual(JSON.parse(read(dashboardsCopy, file)));
+    }
+  });
+
+  it('one PrometheusRule with every rule group, expressions and templates untouched', () => {
+    const rules = objects.filter((o) => o.kind === 'PrometheusRule');
+    const expected = listFiles(rulesCopy, '.yaml').flatMap((f) => (parse(read(rulesCopy, f)) as { groups: unknown[] }).groups);
+    if (expected.length === 0) {
+      expect(rules).toEqual([]);
+      return;
+    }
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.spec.groups).toEqual(expected);
+  });
+});
