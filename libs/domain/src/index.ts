@@ -9,3 +9,4 @@ export * from './derive/reviews-document.js';
 export * from './derive/insights.js';
 export * from './render/feeds.js';
 export * from './render/openapi.js';
+export * from './search/query-string.js';

@@ -1,13 +1,17 @@
 import type { z } from 'zod';
 import type { Issue } from './schemas/documents.js';
 
-/** zod issues reduced to the public `Issue` shape, so every error envelope carries the same three fields. */
+/**
+ * zod issues reduced to the public `Issue` shape, so every error envelope carries the same three
+ * fields. An unknown-keys issue becomes one issue per key with the key in its path, so the path
+ * names the offending parameter or field.
+ */
 export function toIssues(error: z.ZodError): Issue[] {
-  return error.issues.map((issue) => ({
-    code: issue.code,
-    path: issue.path.map((key) => (typeof key === 'number' ? key : String(key))),
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue): Issue[] => {
+    const path = issue.path.map((key) => (typeof key === 'number' ? key : String(key)));
+    if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: issue.message }];
+    return issue.keys.map((key) => ({ code: issue.code, path: [...path, key], message: `Unrecognized key: "${key}"` }));
+  });
 }
 
 /** An issue that zod cannot see: a broken reference, a duplicate, a repeated parameter. */

@@ -2,7 +2,10 @@ import type { Business, Review, ServiceRef, Technician } from '../schemas/index.
 import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import type { DatasetInput } from '../schemas/input.js';
 import type { SearchParams } from '../schemas/search.js';
+import { firstPosition, lowerBound } from './positions.js';
 import { createTextIndex } from './text-index.js';
+
+const noMatch = (): SearchResult => ({ matched: 0, returned: 0, reviews: [] });
 
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
@@ -17,12 +20,25 @@ export interface SearchEngine {
 
 /**
  * A filter that can both enumerate its matches (positions ascending = newest first) and test one
- * position in O(1). The smallest one drives the search; the others only test.
+ * position. The filter with the fewest matches in the date range drives the search; the others test.
  */
 interface PositionFilter {
   readonly positions: Int32Array;
   has(position: number): boolean;
 }
+
+/** The part of a filter's positions inside the date range [from, to): indexes [start, end). */
+function inRange(filter: PositionFilter, from: number, to: number) {
+  return { filter, start: lowerBound(filter.positions, from), end: lowerBound(filter.positions, to) };
+}
+
+/** A filter over a plain position list; membership by binary search. */
+function sortedFilter(positions: Int32Array): PositionFilter {
+  return { positions, has: (position) => positions[lowerBound(positions, position)] === position };
+}
+
+/** Below this many candidates, testing each text beats computing (or recalling) all matches of a query. */
+const TEST_QUERY_BELOW = 1000;
 
 /**
  * Positions are indexes into the newest-first review array, so every position list is sorted
@@ -73,49 +89,43 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
     if (params.mentions_technician !== undefined) {
       const technician = technicianByKey.get(params.mentions_technician.toLowerCase());
       const filter = technician && technicianFilters.get(technician.name);
-      if (!filter) return { matched: 0, returned: 0, reviews: [] };
+      if (!filter) return noMatch();
       filters.push(filter);
     }
     if (params.mentions_service !== undefined) {
       const service = serviceByKey.get(params.mentions_service.toLowerCase());
       const filter = service && serviceFilters.get(service.id);
-      if (!filter) return { matched: 0, returned: 0, reviews: [] };
+      if (!filter) return noMatch();
       filters.push(filter);
     }
     const [from, to] = dateRange(params.since, params.until);
-    const limit = params.limit;
-    const found: Review[] = [];
-    let matched = 0;
-    const accept = (position: number) => {
-      matched += 1;
-      if (found.length < limit) found.push(reviews[position] as Review);
-    };
-
-    const query = params.query?.toLowerCase();
-    const ranged = filters.map((filter) => ({ filter, start: lowerBound(filter.positions, from), end: lowerBound(filter.positions, to) }));
+    const ranged = filters.map((filter) => inRange(filter, from, to));
+    const tests: ((position: number) => boolean)[] = [];
+    if (params.query !== undefined) {
+      const query = params.query.toLowerCase();
+      // A handful of candidates (date range or another filter) is cheaper to test one by one than finding every text match.
+      if (to - from <= TEST_QUERY_BELOW || ranged.some((r) => r.end - r.start <= TEST_QUERY_BELOW)) tests.push((position) => text.contains(position, query));
+      else ranged.push(inRange(sortedFilter(text.matches(query)), from, to));
+    }
     ranged.sort((a, b) => a.end - a.start - (b.end - b.start));
-    const [driver, ...checks] = ranged;
+    const [driver, ...others] = ranged;
+    for (const { filter } of others) tests.push(filter.has);
+    const positions = driver ? driver.filter.positions : undefined;
+    const [start, end] = driver ? [driver.start, driver.end] : [from, to];
+    const positionAt = positions ? (i: number) => positions[i] as number : (i: number) => i;
 
-    if (!driver) {
-      if (query === undefined) {
-        for (let p = from; p < Math.min(to, from + limit); p++) found.push(reviews[p] as Review);
-        return { matched: to - from, returned: found.length, reviews: found };
-      }
-      text.forEachMatch(query, from, to, accept);
-    } else if (checks.length === 0 && query === undefined) {
-      // One filter: the count is the width of its slice, no position needs testing.
-      for (let i = driver.start; i < Math.min(driver.end, driver.start + limit); i++) found.push(reviews[driver.filter.positions[i] as number] as Review);
-      return { matched: driver.end - driver.start, returned: found.length, reviews: found };
-    } else if (query !== undefined && text.prefersScan(driver.end - driver.start, to - from)) {
-      text.forEachMatch(query, from, to, (p) => {
-        if (driver.filter.has(p) && checks.every(({ filter }) => filter.has(p))) accept(p);
-      });
-    } else {
-      const positions = driver.filter.positions;
-      for (let i = driver.start; i < driver.end; i++) {
-        const p = positions[i] as number;
-        if (checks.every(({ filter }) => filter.has(p)) && (query === undefined || text.contains(p, query))) accept(p);
-      }
+    const found: Review[] = [];
+    if (tests.length === 0) {
+      // Every candidate matches: the count is the width of the slice, only `limit` reviews are touched.
+      for (let i = start; i < Math.min(end, start + params.limit); i++) found.push(reviews[positionAt(i)] as Review);
+      return { matched: end - start, returned: found.length, reviews: found };
+    }
+    let matched = 0;
+    next: for (let i = start; i < end; i++) {
+      const position = positionAt(i);
+      for (const test of tests) if (!test(position)) continue next;
+      matched += 1;
+      if (found.length < params.limit) found.push(reviews[position] as Review);
     }
     return { matched, returned: found.length, reviews: found };
   }
@@ -150,19 +160,3 @@ function positionsWhere(count: number, predicate: (position: number) => boolean)
   return Int32Array.from(positions);
 }
 
-/** Smallest position in [0, count) where the monotone `predicate` turns true; `count` if it never does. */
-function firstPosition(count: number, predicate: (position: number) => boolean): number {
-  let low = 0;
-  let high = count;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (predicate(mid)) high = mid;
-    else low = mid + 1;
-  }
-  return low;
-}
-
-/** Index of the first element of the ascending `positions` that is >= `position`. */
-function lowerBound(positions: Int32Array, position: number): number {
-  return firstPosition(positions.length, (i) => (positions[i] as number) >= position);
-}
