@@ -1,0 +1,490 @@
+import { createHmac } from 'node:crypto';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { topicLinkHeader, type Snapshot } from '@reviews/domain';
+import { subscriptionKey, type Subscription } from '../src/subscription.js';
+import {
+  createTestPki,
+  HUB_URL,
+  metricValue,
+  snapshotFor,
+  startHub,
+  Subscriber,
+  tempDir,
+  TestFollower,
+  TOPIC_URLS,
+  waitFor,
+  type RunningHub,
+  type TestPki,
+} from './support.js';
+
+let pki: TestPki;
+let subscriber: Subscriber;
+let follower: TestFollower;
+let hub: RunningHub;
+let dir: { path: string; remove: () => Promise<void> };
+let seed = 100;
+
+beforeAll(async () => {
+  pki = await createTestPki();
+  subscriber = await Subscriber.start(pki);
+  dir = await tempDir('websub-hub-');
+  follower = new TestFollower();
+  follower.publish(snapshotFor(seed));
+  hub = await startHub({ pki, dataDir: dir.path, follower });
+});
+
+afterAll(async () => {
+  await hub?.stop();
+  await subscriber?.close();
+  await dir?.remove();
+});
+
+/** Publish a new dataset version; every topic's bytes change. */
+function publishChange(): Snapshot {
+  const snapshot = snapshotFor(++seed);
+  follower.publish(snapshot);
+  return snapshot;
+}
+
+const stored = (callback: string, topicUrl: string = TOPIC_URLS.reviews): Promise<Subscription | null> => hub.store.get(subscriptionKey(topicUrl, callback));
+
+async function subscribe(callback: string, extra: Record<string, string> = {}, topicUrl: string = TOPIC_URLS.reviews): Promise<void> {
+  const res = await hub.post({ 'hub.mode': 'subscribe', 'hub.topic': topicUrl, 'hub.callback': callback, ...extra });
+  expect(res.status).toBe(202);
+}
+
+/** Subscribe and wait until the verification was answered and applied. */
+async function subscribeVerified(name: string, extra: Record<string, string> = {}, topicUrl: string = TOPIC_URLS.reviews): Promise<Subscription> {
+  const callback = subscriber.url(name);
+  const before = subscriber.verifications(name).length;
+  const previous = await stored(callback, topicUrl);
+  await subscribe(callback, extra, topicUrl);
+  await waitFor(async () => {
+    const now = await stored(callback, topicUrl);
+    return subscriber.verifications(name).length > before && now !== null && now.requestedAt !== previous?.requestedAt;
+  }, 5000, `verified subscription ${name}`);
+  return (await stored(callback, topicUrl)) as Subscription;
+}
+
+/** Wait until the hub finished processing a verification it sent to `name` (metrics are bumped after the answer). */
+async function verificationsSettled(mode: string, outcome: string, atLeast: number): Promise<void> {
+  await waitFor(async () => (await metricValue(hub.metrics, 'websub_verifications_total', { mode, outcome })) >= atLeast, 5000, `${mode}/${outcome} verifications`);
+}
+
+describe('synchronous refusals never reach the callback', () => {
+  const valid = (name: string) => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+  const cases: Array<[string, () => Record<string, string> | string, RegExp]> = [
+    ['missing hub.mode', () => ({ 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('r1') }), /hub\.mode/],
+    ['invalid hub.mode', () => ({ ...valid('r2'), 'hub.mode': 'follow' }), /hub\.mode/],
+    ['hub.mode=publish', () => ({ ...valid('r3'), 'hub.mode': 'publish' }), /publish/],
+    ['missing hub.topic', () => ({ 'hub.mode': 'subscribe', 'hub.callback': subscriber.url('r4') }), /hub\.topic/],
+    ['unknown topic', () => ({ ...valid('r5'), 'hub.topic': `${TOPIC_URLS.reviews}x` }), /hub\.topic/],
+    ['topic with an escaped reserved character', () => ({ ...valid('r6'), 'hub.topic': 'https://reviews.example.com/api%2Ffeed.json' }), /hub\.topic/],
+    ['missing hub.callback', () => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews }), /hub\.callback/],
+    ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /https/],
+    ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
+    ['callback with a fragment', () => ({ ...valid('r9'), 'hub.callback': `${subscriber.url('r9')}#frag` }), /fragment/],
+    ['callback over 2048 characters', () => ({ ...valid('r10'), 'hub.callback': `${subscriber.url('r10')}?pad=${'a'.repeat(2048)}` }), /2048/],
+    ['relative callback', () => ({ ...valid('r11'), 'hub.callback': '/cb/r11' }), /absolute/],
+    ['lease 0', () => ({ ...valid('r12'), 'hub.lease_seconds': '0' }), /positive integer/],
+    ['negative lease', () => ({ ...valid('r13'), 'hub.lease_seconds': '-5' }), /positive integer/],
+    ['fractional lease', () => ({ ...valid('r14'), 'hub.lease_seconds': '1.5' }), /positive integer/],
+    ['non-numeric lease', () => ({ ...valid('r15'), 'hub.lease_seconds': 'week' }), /positive integer/],
+    ['empty secret', () => ({ ...valid('r16'), 'hub.secret': '' }), /hub\.secret/],
+    ['secret of 200 bytes', () => ({ ...valid('r17'), 'hub.secret': 'é'.repeat(100) }), /200 bytes/],
+    ['repeated hub.mode', () => `hub.mode=subscribe&hub.mode=unsubscribe&hub.topic=${encodeURIComponent(TOPIC_URLS.reviews)}&hub.callback=${encodeURIComponent(subscriber.url('r18'))}`, /more than once/],
+  ];
+  it.each(cases)('%s → 400 text/plain', async (_label, form, reason) => {
+    const res = await hub.post(form());
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.text).toMatch(reason);
+  });
+
+  it('wrong content type → 415, other methods → 405 with Allow', async () => {
+    const json = await hub.post(JSON.stringify(valid('r19')), 'application/json');
+    expect(json.status).toBe(415);
+    const get = await fetch(hub.url);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    const put = await fetch(hub.url, { method: 'PUT', body: 'x' });
+    expect(put.status).toBe(405);
+  });
+
+  it('none of the refused requests contacted a callback', () => {
+    for (let i = 1; i <= 19; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+  });
+});
+
+describe('subscription state table (spec §3)', () => {
+  it('(none) → pending → active: a challenge GET with every parameter, then notifications with the exact topic bytes', async () => {
+    const callback = subscriber.url('happy');
+    await subscribeVerified('happy', { 'hub.verify': 'sync', 'unknown.param': 'ignored' });
+    const [verification] = subscriber.verifications('happy');
+    expect(verification?.query.get('hub.mode')).toBe('subscribe');
+    expect(verification?.query.get('hub.topic')).toBe(TOPIC_URLS.reviews);
+    expect(verification?.query.get('hub.lease_seconds')).toBe('600');
+    expect(verification?.query.get('hub.challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(verification?.headers['user-agent']).toMatch(/reviews-websub-hub/);
+
+    const snapshot = publishChange();
+    await waitFor(() => subscriber.notifications('happy').length === 1, 5000, 'notification');
+    const [note] = subscriber.notifications('happy');
+    const representation = snapshot.topic('reviews');
+    expect(note?.body.equals(representation.identity.body)).toBe(true);
+    expect(note?.headers['content-type']).toBe('application/json');
+    expect(note?.headers['content-length']).toBe(String(representation.identity.body.length));
+    expect(note?.headers.link).toBe(topicLinkHeader(snapshot.urls, 'reviews'));
+    expect(note?.headers.link).toBe(`<${HUB_URL}>; rel="hub", <${TOPIC_URLS.reviews}>; rel="self"`);
+    expect(note?.headers['x-hub-signature']).toBeUndefined();
+    expect(note?.headers['user-agent']).toMatch(/reviews-websub-hub/);
+    expect((await stored(callback))?.failures).toBe(0);
+  });
+
+  it('the Atom topic is delivered as application/atom+xml', async () => {
+    await subscribeVerified('atom', {}, TOPIC_URLS.feedAtom);
+    const snapshot = publishChange();
+    await waitFor(() => subscriber.notifications('atom').length === 1, 5000, 'atom notification');
+    const [note] = subscriber.notifications('atom');
+    expect(note?.headers['content-type']).toBe('application/atom+xml');
+    expect(note?.body.equals(snapshot.topic('feedAtom').identity.body)).toBe(true);
+    expect(note?.headers.link).toBe(`<${HUB_URL}>; rel="hub", <${TOPIC_URLS.feedAtom}>; rel="self"`);
+  });
+
+  it('a topic spelled with escaped unreserved characters is the same topic', async () => {
+    const callback = subscriber.url('escaped');
+    await subscribe(callback, {}, 'https://reviews.example.com/api/%66eed%2Ejson');
+    await waitFor(async () => (await stored(callback, TOPIC_URLS.feedJson)) !== null, 5000, 'escaped-topic subscription');
+    expect(subscriber.verifications('escaped')[0]?.query.get('hub.topic')).toBe(TOPIC_URLS.feedJson);
+  });
+
+  it.each([
+    ['a wrong body', 'wrongbody', { status: 200, body: 'not-the-challenge' }],
+    ['a 404', 'notfound', { status: 404 }],
+    ['a redirect (never followed)', 'redirect', { status: 302, headers: { location: '/cb/redirect-target' } }],
+  ] as const)('pending → rejected on %s: never activated', async (_label, name, reply) => {
+    subscriber.behave(name, (req) => (req.method === 'GET' ? reply : { status: 204 }));
+    await subscribe(subscriber.url(name));
+    await waitFor(() => subscriber.verifications(name).length === 1, 5000, 'challenge');
+    await waitFor(async () => (await metricValue(hub.metrics, 'websub_verifications_total', { mode: 'subscribe' })) >= 0, 100);
+    // The hub records the outcome after reading the answer; the subscription must never appear.
+    await verificationsSettled('subscribe', name === 'wrongbody' ? 'wrong_body' : 'wrong_status', 1);
+    expect(await stored(subscriber.url(name))).toBeNull();
+    expect(subscriber.requests('redirect-target')).toEqual([]);
+  });
+
+  it('active → removed on a verified unsubscribe: notifications stop', async () => {
+    const callback = subscriber.url('leaver');
+    await subscribeVerified('leaver');
+    const res = await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback, 'hub.lease_seconds': 'ignored-on-unsubscribe' });
+    expect(res.status).toBe(202);
+    await waitFor(async () => (await stored(callback)) === null, 5000, 'unsubscribed');
+    const [check] = subscriber.verifications('leaver').filter((r) => r.query.get('hub.mode') === 'unsubscribe');
+    expect(check?.query.get('hub.topic')).toBe(TOPIC_URLS.reviews);
+    expect(Number(check?.query.get('hub.lease_seconds'))).toBeGreaterThan(0);
+    // A later change reaches the other subscribers but not this one.
+    await subscribeVerified('witness-unsub');
+    publishChange();
+    await waitFor(() => subscriber.notifications('witness-unsub').length === 1, 5000, 'witness notification');
+    expect(subscriber.notifications('leaver')).toEqual([]);
+  });
+
+  it('an unsubscribe the callback does not confirm changes nothing', async () => {
+    const callback = subscriber.url('stayer');
+    await subscribeVerified('stayer');
+    subscriber.behave('stayer', (req) => (req.method === 'GET' && req.query.get('hub.mode') === 'unsubscribe' ? { status: 404 } : req.method === 'GET' ? 'echo' : { status: 204 }));
+    const failedBefore = await metricValue(hub.metrics, 'websub_verifications_total', { mode: 'unsubscribe', outcome: 'wrong_status' });
+    await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback });
+    await verificationsSettled('unsubscribe', 'wrong_status', failedBefore + 1);
+    expect(await stored(callback)).not.toBeNull();
+    publishChange();
+    await waitFor(() => subscriber.notifications('stayer').length === 1, 5000, 'still notified');
+  });
+
+  it('active → removed after 3 consecutive failures, with a denial', async () => {
+    const callback = subscriber.url('failing');
+    await subscribeVerified('failing');
+    subscriber.behave('failing', (req) => (req.method === 'POST' ? { status: 500 } : req.query.has('hub.challenge') ? 'echo' : { status: 200 }));
+    publishChange();
+    await waitFor(() => subscriber.requests('failing').some((r) => r.query.get('hub.mode') === 'denied'), 5000, 'denial');
+    expect(subscriber.notifications('failing')).toHaveLength(3);
+    const denial = subscriber.requests('failing').find((r) => r.query.get('hub.mode') === 'denied');
+    expect(denial?.query.get('hub.topic')).toBe(TOPIC_URLS.reviews);
+    expect(denial?.query.get('hub.reason')).toBe('delivery-failed-3-times');
+    expect(await stored(callback)).toBeNull();
+    expect(await metricValue(hub.metrics, 'websub_denials_total', { reason: 'delivery-failed-3-times' })).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(hub.metrics, 'websub_delivery_retries_total', { topic: 'reviews' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a 2xx resets the failure count', async () => {
+    const callback = subscriber.url('flaky');
+    await subscribeVerified('flaky');
+    let posts = 0;
+    subscriber.behave('flaky', (req) => (req.method === 'POST' ? (++posts % 3 === 0 ? { status: 204 } : { status: 503 }) : 'echo'));
+    publishChange();
+    await waitFor(() => subscriber.notifications('flaky').length === 3, 5000, 'two failures then success');
+    await waitFor(async () => (await stored(callback))?.failures === 0, 5000, 'reset');
+    publishChange();
+    await waitFor(() => subscriber.notifications('flaky').length === 6, 5000, 'again two failures then success');
+    expect(await stored(callback)).not.toBeNull();
+    expect(subscriber.requests('flaky').some((r) => r.query.get('hub.mode') === 'denied')).toBe(false);
+  });
+
+  it('410 Gone removes the subscription at once, without retries or denial', async () => {
+    const callback = subscriber.url('gone');
+    await subscribeVerified('gone');
+    subscriber.behave('gone', (req) => (req.method === 'POST' ? { status: 410 } : 'echo'));
+    publishChange();
+    await waitFor(async () => (await stored(callback)) === null, 5000, 'removed on 410');
+    expect(subscriber.notifications('gone')).toHaveLength(1);
+    expect(subscriber.requests('gone').some((r) => r.query.get('hub.mode') === 'denied')).toBe(false);
+  });
+});
+
+describe('callback query strings', () => {
+  it('keeps the callback query byte for byte and appends the hub parameters after it', async () => {
+    const own = '?token=a%20b+c&hub.challenge=theirs&x=%E2%9C%93';
+    const callback = subscriber.url('query', own);
+    await subscribe(callback);
+    await waitFor(async () => (await stored(callback)) !== null, 5000, 'verified with query');
+    const [verification] = subscriber.verifications('query');
+    expect(verification?.target.startsWith(`/cb/query${own}&hub.mode=subscribe&`)).toBe(true);
+    expect(verification?.query.getAll('hub.challenge')[0]).toBe('theirs');
+    publishChange();
+    await waitFor(() => subscriber.notifications('query').length === 1, 5000, 'notification with query');
+    expect(subscriber.notifications('query')[0]?.target).toBe(`/cb/query${own}`);
+  });
+});
+
+describe('leases', () => {
+  it.each([
+    ['below the minimum', '5', '60'],
+    ['above the maximum', '999999999999', '3600'],
+    ['inside the bounds', '1200', '1200'],
+  ])('a lease %s is clamped (%s → %s) and expires from the verification time', async (_label, asked, granted) => {
+    const name = `lease-${asked}`;
+    const started = Date.now();
+    const subscription = await subscribeVerified(name, { 'hub.lease_seconds': asked });
+    expect(subscriber.verifications(name)[0]?.query.get('hub.lease_seconds')).toBe(granted);
+    expect(subscription.leaseSeconds).toBe(Number(granted));
+    expect(subscription.expiresAt - subscription.verifiedAt).toBe(Number(granted) * 1000);
+    expect(subscription.verifiedAt).toBeGreaterThanOrEqual(started);
+  });
+
+  it('an expired subscription gets nothing and is swept', async () => {
+    const dir2 = await tempDir('websub-lease-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const shortHub = await startHub({ pki, dataDir: dir2.path, follower: follower2, env: { WEBSUB_LEASE_MIN_SECONDS: '1', WEBSUB_LEASE_DEFAULT_SECONDS: '1' } });
+    try {
+      const callback = subscriber.url('expiring');
+      const res = await shortHub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback });
+      expect(res.status).toBe(202);
+      const key = subscriptionKey(TOPIC_URLS.reviews, callback);
+      await waitFor(async () => (await shortHub.store.get(key)) !== null, 5000, 'short lease verified');
+      await waitFor(async () => (await shortHub.store.get(key)) === null, 5000, 'swept after expiry');
+      follower2.publish(snapshotFor(++seed));
+      // The announcement is recorded after the (empty) fan-out: nothing was queued for the expired callback.
+      await waitFor(async () => (await shortHub.store.topicState('reviews'))?.etag === follower2.current()?.topic('reviews').identity.etag, 5000, 'announced');
+      expect(subscriber.notifications('expiring')).toEqual([]);
+    } finally {
+      await shortHub.stop();
+      await dir2.remove();
+    }
+  });
+});
+
+describe('renewals and secrets', () => {
+  const sign = (secret: string, body: Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+  it('re-subscribing keeps ONE subscription and rotates the secret only once verified', async () => {
+    const callback = subscriber.url('rotate');
+    await subscribeVerified('rotate', { 'hub.secret': 'first-secret' });
+    await subscribeVerified('rotate', { 'hub.secret': 'first-secret' });
+    expect((await hub.store.list()).filter((s) => s.callback === callback)).toHaveLength(1);
+
+    let snapshot = publishChange();
+    await waitFor(() => subscriber.notifications('rotate').length === 1, 5000, 'one notification for two subscribes');
+    expect(subscriber.notifications('rotate')[0]?.headers['x-hub-signature']).toBe(sign('first-secret', snapshot.topic('reviews').identity.body));
+
+    await subscribeVerified('rotate', { 'hub.secret': 'second-secret' });
+    snapshot = publishChange();
+    await waitFor(() => subscriber.notifications('rotate').length === 2, 5000, 'signed with the new secret');
+    expect(subscriber.notifications('rotate')[1]?.headers['x-hub-signature']).toBe(sign('second-secret', snapshot.topic('reviews').identity.body));
+
+    // A renewal the callback does not confirm leaves the old secret in force.
+    subscriber.behave('rotate', (req) => (req.method === 'GET' ? { status: 200, body: 'nope' } : { status: 204 }));
+    const wrongBefore = await metricValue(hub.metrics, 'websub_verifications_total', { mode: 'subscribe', outcome: 'wrong_body' });
+    await subscribe(callback, { 'hub.secret': 'third-secret', 'hub.lease_seconds': '3600' });
+    await verificationsSettled('subscribe', 'wrong_body', wrongBefore + 1);
+    const kept = await stored(callback);
+    expect(kept?.secret).toBe('second-secret');
+    expect(kept?.leaseSeconds).toBe(600);
+    snapshot = publishChange();
+    await waitFor(() => subscriber.notifications('rotate').length === 3, 5000, 'still signed with the old secret');
+    expect(subscriber.notifications('rotate')[2]?.headers['x-hub-signature']).toBe(sign('second-secret', snapshot.topic('reviews').identity.body));
+
+    // A verified renewal without a secret makes notifications unsigned.
+    subscriber.behave('rotate', (req) => (req.method === 'GET' ? 'echo' : { status: 204 }));
+    await subscribeVerified('rotate');
+    publishChange();
+    await waitFor(() => subscriber.notifications('rotate').length === 4, 5000, 'unsigned');
+    expect(subscriber.notifications('rotate')[3]?.headers['x-hub-signature']).toBeUndefined();
+  });
+
+  it('a retry sends the newest content: a change during the retry delay supersedes the failed one', async () => {
+    await subscribeVerified('newest');
+    let posts = 0;
+    subscriber.behave('newest', (req) => (req.method === 'POST' ? (++posts === 1 ? { status: 500 } : { status: 204 }) : 'echo'));
+    publishChange();
+    await waitFor(() => subscriber.notifications('newest').length === 1, 5000, 'first attempt');
+    const latest = publishChange();
+    await waitFor(() => subscriber.notifications('newest').length >= 2, 5000, 'second attempt');
+    const last = publishChange();
+    await waitFor(() => subscriber.notifications('newest').some((n) => n.body.equals(last.topic('reviews').identity.body)), 5000, 'third change');
+    const bodies = subscriber.notifications('newest').map((n) => n.body);
+    // Never the stale content after the newer one, and the newer content exactly once.
+    expect(bodies.filter((b) => b.equals(latest.topic('reviews').identity.body))).toHaveLength(1);
+    expect(bodies).toHaveLength(3);
+  });
+});
+
+describe('timeouts', () => {
+  it('a callback that never answers fails verification and, once active, counts delivery failures', async () => {
+    const dir2 = await tempDir('websub-timeout-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const slowHub = await startHub({ pki, dataDir: dir2.path, follower: follower2, timeouts: { connectMs: 300, headersMs: 300, totalMs: 500 } });
+    try {
+      subscriber.behave('silent', () => 'hang');
+      const res = await slowHub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('silent') });
+      expect(res.status).toBe(202);
+      await waitFor(async () => (await metricValue(slowHub.metrics, 'websub_verifications_total', { outcome: 'timeout' })) === 1, 5000, 'verification timeout');
+      expect(await slowHub.store.get(subscriptionKey(TOPIC_URLS.reviews, subscriber.url('silent')))).toBeNull();
+
+      subscriber.behave('slowpost', (req) => (req.method === 'POST' ? 'hang' : req.query.has('hub.challenge') ? 'echo' : { status: 200 }));
+      await slowHub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('slowpost') });
+      const key = subscriptionKey(TOPIC_URLS.reviews, subscriber.url('slowpost'));
+      await waitFor(async () => (await slowHub.store.get(key)) !== null, 5000, 'slowpost verified');
+      follower2.publish(snapshotFor(++seed));
+      await waitFor(() => subscriber.requests('slowpost').some((r) => r.query.get('hub.mode') === 'denied'), 10000, 'denial after three timeouts');
+      expect(await slowHub.store.get(key)).toBeNull();
+      expect(subscriber.notifications('slowpost')).toHaveLength(3);
+    } finally {
+      await slowHub.stop();
+      await dir2.remove();
+    }
+  });
+});
+
+describe('SSRF refusals with private callbacks disallowed', () => {
+  it('refuses literal loopback addresses synchronously and blocks names resolving to loopback at connect time', async () => {
+    const dir2 = await tempDir('websub-ssrf-');
+    const strict = await startHub({ pki, dataDir: dir2.path, follower, env: { WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'false' } });
+    try {
+      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '169.254.169.254', '10.0.0.1', '[fd00:ec2::254]', '100.64.0.1', '2130706433']) {
+        const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': `https://${host}:${subscriber.port}/cb/ssrf-literal` });
+        expect([host, res.status, res.text]).toEqual([host, 400, expect.stringMatching(/private, loopback or reserved/)]);
+      }
+      const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('ssrf-name') });
+      expect(res.status).toBe(202);
+      await waitFor(async () => (await metricValue(strict.metrics, 'websub_verifications_total', { outcome: 'blocked' })) === 1, 5000, 'blocked at connect');
+      expect(subscriber.requests('ssrf-literal')).toEqual([]);
+      expect(subscriber.requests('ssrf-name')).toEqual([]);
+      expect(await strict.store.list()).toEqual([]);
+    } finally {
+      await strict.stop();
+      await dir2.remove();
+    }
+  });
+});
+
+describe('abuse limits', () => {
+  it('rate-limits per client and per callback host with Retry-After, and caps pending verifications', async () => {
+    const dir2 = await tempDir('websub-limits-');
+    const limited = await startHub({
+      pki,
+      dataDir: dir2.path,
+      follower,
+      limits: { perClient: { burst: 3, perMinute: 1 }, perCallbackHost: { burst: 1000, perMinute: 1000 }, maxPendingVerifications: 1 },
+    });
+    const byHost = await startHub({ pki, dataDir: dir2.path, follower, limits: { perCallbackHost: { burst: 1, perMinute: 1 } } });
+    try {
+      subscriber.behave('pending-1', () => 'hang');
+      const form = (name: string) => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+      expect((await limited.post(form('pending-1'))).status).toBe(202);
+      const overloaded = await limited.post(form('pending-2'));
+      expect(overloaded.status).toBe(503);
+      expect(Number(overloaded.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await limited.post(form('pending-3'))).status).toBe(503);
+      const limitedRes = await limited.post(form('pending-4'));
+      expect(limitedRes.status).toBe(429);
+      expect(Number(limitedRes.headers.get('retry-after'))).toBeGreaterThan(0);
+
+      expect((await byHost.post(form('host-1'))).status).toBe(202);
+      const hostLimited = await byHost.post(form('host-2'));
+      expect(hostLimited.status).toBe(429);
+      expect(hostLimited.text).toMatch(/callback host/);
+      expect(Number(hostLimited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(subscriber.requests('pending-2')).toEqual([]);
+      expect(subscriber.requests('host-2')).toEqual([]);
+      expect(await metricValue(limited.metrics, 'websub_requests_total', { outcome: 'overloaded' })).toBe(2);
+    } finally {
+      subscriber.releaseHanging();
+      await Promise.all([limited.stop(), byHost.stop()]);
+      await dir2.remove();
+    }
+  });
+});
+
+describe('durable state (file store)', () => {
+  it('survives a restart, and a change made while the hub was down is delivered when it returns', async () => {
+    const dir2 = await tempDir('websub-restart-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const first = await startHub({ pki, dataDir: dir2.path, follower: follower2 });
+    const callback = subscriber.url('restart');
+    await first.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.feedJson, 'hub.callback': callback, 'hub.secret': 's3cret' });
+    await waitFor(async () => (await first.store.get(subscriptionKey(TOPIC_URLS.feedJson, callback))) !== null, 5000, 'verified before restart');
+    await first.stop();
+
+    const changed = snapshotFor(++seed);
+    const follower3 = new TestFollower();
+    follower3.publish(changed);
+    const second = await startHub({ pki, dataDir: dir2.path, follower: follower3 });
+    try {
+      await waitFor(() => subscriber.notifications('restart').length === 1, 5000, 'delivered after restart');
+      const [note] = subscriber.notifications('restart');
+      expect(note?.body.equals(changed.topic('feedJson').identity.body)).toBe(true);
+      expect(note?.headers['x-hub-signature']).toBe(`sha256=${createHmac('sha256', 's3cret').update(note?.body ?? '').digest('hex')}`);
+      // The same dataset again (a restart without a change) sends nothing more.
+      await second.stop();
+      const third = await startHub({ pki, dataDir: dir2.path, follower: follower3 });
+      await third.stop();
+      expect(subscriber.notifications('restart')).toHaveLength(1);
+    } finally {
+      await second.stop().catch(() => undefined);
+      await dir2.remove();
+    }
+  });
+});
+
+describe('metrics', () => {
+  it('exposes the websub_* series without callback URLs as labels', async () => {
+    const text = await hub.metrics.registry.metrics();
+    for (const name of [
+      'websub_subscriptions',
+      'websub_verifications_total',
+      'websub_deliveries_total',
+      'websub_delivery_duration_seconds',
+      'websub_delivery_retries_total',
+      'websub_denials_total',
+      'websub_queue_depth',
+      'websub_requests_total',
+    ]) {
+      expect(text).toContain(`# TYPE ${name}`);
+    }
+    expect(text).toMatch(/websub_subscriptions\{state="active"\} [1-9]/);
+    expect(text).not.toContain('localhost');
+  });
+});

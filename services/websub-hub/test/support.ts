@@ -1,0 +1,264 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino } from 'pino';
+import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import { createHttpServer, createMetrics, loadConfig, type Metrics } from '@reviews/runtime';
+import { buildDataset } from '../../../libs/domain/test/fixtures.js';
+import { createWebSubHub, type HubLimits, type WebSubHub } from '../src/hub.js';
+import { createMemoryJobQueue } from '../src/queue/memory-queue.js';
+import type { JobQueue } from '../src/queue/job-queue.js';
+import { openFileSubscriptionStore } from '../src/store/file-store.js';
+import type { SubscriptionStore } from '../src/store/subscription-store.js';
+import type { OutboundTimeouts } from '../src/outbound.js';
+
+export { waitFor } from '../../../libs/dataset-store/test/wait-for.js';
+
+export const BASE_URL = 'https://reviews.example.com';
+export const TOPIC_URLS = {
+  reviews: `${BASE_URL}/reviews.json`,
+  feedJson: `${BASE_URL}/api/feed.json`,
+  feedAtom: `${BASE_URL}/feed.xml`,
+} as const;
+export const HUB_URL = `${BASE_URL}/api/websub/hub`;
+export const silentLogger = pino({ level: 'silent' });
+
+const run = promisify(execFile);
+
+/** A throw-away CA and a `localhost` / 127.0.0.1 / ::1 server certificate it signed, made with the openssl CLI. */
+export interface TestPki {
+  readonly caPem: string;
+  readonly keyPem: string;
+  readonly certPem: string;
+}
+
+export async function createTestPki(): Promise<TestPki> {
+  const dir = await mkdtemp(join(tmpdir(), 'websub-pki-'));
+  const file = (name: string) => join(dir, name);
+  try {
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await run('openssl', ['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=websub-hub test CA',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    await run('openssl', ['req', ...ec, '-keyout', file('leaf.key'), '-out', file('leaf.csr'), '-subj', '/CN=localhost']);
+    await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n');
+    await run('openssl', ['x509', '-req', '-in', file('leaf.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('leaf.crt'), '-days', '2', '-extfile', file('ext.cnf')]);
+    const [caPem, keyPem, certPem] = await Promise.all(['ca.crt', 'leaf.key', 'leaf.crt'].map((n) => readFile(file(n), 'utf8')));
+    return { caPem: caPem as string, keyPem: keyPem as string, certPem: certPem as string };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Received {
+  readonly method: string;
+  /** Request target exactly as sent (path + raw query). */
+  readonly target: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'echo' | 'hang';
+
+/** What a subscriber answers, per request; the default echoes challenges and acknowledges notifications. */
+export type Behaviour = (req: Received) => Reply;
+
+export const defaultBehaviour: Behaviour = (req) => (req.method === 'GET' ? (req.query.has('hub.challenge') ? 'echo' : { status: 200 }) : { status: 204 });
+
+/**
+ * A real HTTPS subscriber on loopback: every callback path `/cb/<name>` records what it receives and
+ * answers according to its behaviour (settable per path while the test runs).
+ */
+export class Subscriber {
+  private readonly received = new Map<string, Received[]>();
+  private readonly behaviours = new Map<string, Behaviour>();
+  private readonly hanging = new Set<ServerResponse>();
+
+  private constructor(private readonly server: Server, readonly port: number) {}
+
+  static async start(pki: TestPki): Promise<Subscriber> {
+    let self: Subscriber | null = null;
+    const server = createHttpsServer({ key: pki.keyPem, cert: pki.certPem }, (req, res) => self?.handle(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    self = new Subscriber(server, (server.address() as AddressInfo).port);
+    return self;
+  }
+
+  /** Callback URL for `name` (host `localhost` unless given), optionally with its own query. */
+  url(name: string, query = '', host = 'localhost'): string {
+    return `https://${host}:${this.port}/cb/${name}${query}`;
+  }
+
+  behave(name: string, behaviour: Behaviour): void {
+    this.behaviours.set(name, behaviour);
+  }
+
+  requests(name: string): Received[] {
+    return this.received.get(name) ?? [];
+  }
+
+  notifications(name: string): Received[] {
+    return this.requests(name).filter((r) => r.method === 'POST');
+  }
+
+  verifications(name: string): Received[] {
+    return this.requests(name).filter((r) => r.method === 'GET' && r.query.has('hub.challenge'));
+  }
+
+  totalRequests(): number {
+    let n = 0;
+    for (const list of this.received.values()) n += list.length;
+    return n;
+  }
+
+  /** Drop every request left hanging: the hub sees a network error at once. */
+  releaseHanging(): void {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+  }
+
+  async close(): Promise<void> {
+    this.releaseHanging();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const target = req.url ?? '/';
+      const name = /^\/cb\/([^/?]+)/.exec(target)?.[1] ?? '(unknown)';
+      const query = new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : '');
+      const received: Received = { method: req.method ?? '', target, query, headers: req.headers, body: Buffer.concat(chunks) };
+      this.received.set(name, [...this.requests(name), received]);
+      const reply = (this.behaviours.get(name) ?? defaultBehaviour)(received);
+      if (reply === 'hang') {
+        this.hanging.add(res);
+        return;
+      }
+      if (reply === 'echo') {
+        // The LAST hub.challenge is the hub's: the callback's own colliding parameter comes first.
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(query.getAll('hub.challenge').at(-1));
+        return;
+      }
+      res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? '');
+    });
+  }
+}
+
+/** A dataset follower driven by the test: `publish` swaps in a snapshot and tells the listeners. */
+export class TestFollower implements Pick<SnapshotFollower, 'current' | 'onSwap'> {
+  private snapshot: Snapshot | null = null;
+  private readonly listeners = new Set<(next: Snapshot, previous: Snapshot | null) => void>();
+
+  current(): Snapshot | null {
+    return this.snapshot;
+  }
+
+  onSwap(listener: (next: Snapshot, previous: Snapshot | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  publish(snapshot: Snapshot): void {
+    const previous = this.snapshot;
+    this.snapshot = snapshot;
+    for (const l of this.listeners) l(snapshot, previous);
+  }
+}
+
+let clock = Date.parse('2025-07-01T12:00:00Z');
+/** A distinct dataset per seed, published "later" than every earlier one. */
+export function snapshotFor(seed: number): Snapshot {
+  clock += 60_000;
+  return buildSnapshotFromInput(buildDataset({ reviews: 8, seed }), { baseUrl: BASE_URL, publishedAt: new Date(clock) });
+}
+
+export interface TestHubOptions {
+  readonly pki: TestPki;
+  readonly dataDir: string;
+  readonly follower: TestFollower;
+  readonly env?: Record<string, string>;
+  readonly limits?: Partial<HubLimits>;
+  readonly timeouts?: Partial<OutboundTimeouts>;
+  readonly store?: SubscriptionStore;
+  readonly queue?: JobQueue;
+}
+
+export interface RunningHub {
+  readonly hub: WebSubHub;
+  readonly store: SubscriptionStore;
+  readonly metrics: Metrics;
+  readonly url: string;
+  post(form: Record<string, string> | string, contentType?: string): Promise<{ status: number; text: string; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+/** A hub on a loopback HTTP port, with a file store in `dataDir` and the in-process queue unless given others. */
+export async function startHub(options: TestHubOptions): Promise<RunningHub> {
+  const config = loadConfig({
+    BASE_URL,
+    DATA_DIR: options.dataDir,
+    WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'true',
+    WEBSUB_RETRY_DELAYS_MS: '0,50,50',
+    WEBSUB_LEASE_MIN_SECONDS: '60',
+    WEBSUB_LEASE_DEFAULT_SECONDS: '600',
+    WEBSUB_LEASE_MAX_SECONDS: '3600',
+    ...options.env,
+  });
+  const metrics = createMetrics();
+  const store = options.store ?? (await openFileSubscriptionStore(config.DATA_DIR));
+  const queue = options.queue ?? createMemoryJobQueue({ concurrency: 16, logger: silentLogger });
+  const hub = createWebSubHub({
+    config,
+    logger: silentLogger,
+    metrics,
+    snapshots: options.follower,
+    store,
+    queue,
+    outbound: { tls: { ca: options.pki.caPem }, ...(options.timeouts ? { timeouts: options.timeouts } : {}) },
+    limits: { perClient: { burst: 1000, perMinute: 6000 }, perCallbackHost: { burst: 1000, perMinute: 6000 }, sweepIntervalMs: 100, ...options.limits },
+  });
+  await hub.start();
+  const server = createHttpServer(hub.handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/websub/hub`;
+  return {
+    hub,
+    store,
+    metrics,
+    url,
+    async post(form, contentType = 'application/x-www-form-urlencoded') {
+      const body = typeof form === 'string' ? form : new URLSearchParams(form).toString();
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+      return { status: response.status, text: await response.text(), headers: response.headers };
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await hub.close();
+      if (!options.store) await store.close();
+    },
+  };
+}
+
+/** Current value of one series of a counter/gauge in the hub's registry (0 when absent). */
+export async function metricValue(metrics: Metrics, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) return 0;
+  const data = await metric.get();
+  const match = data.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
+  return match?.value ?? 0;
+}
+
+export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
