@@ -1,5 +1,5 @@
 // Dashboards and alert rules live in deploy/ (design card §2); Helm can only read files inside the
-// chart, so the chart carries byte-identical copies (ADR 0006). These tests fail when they drift
+// chart, so the chart carries byte-identical copies (ADR 0005). These tests fail when they drift
 // and check that the chart packages them the way Grafana and the Prometheus Operator expect.
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -63,8 +63,8 @@ export function parseManifests(text: string, source: string): K8sObject[] {
 }
 
 /** `helm template` with the given values files (relative to the chart); throws with Helm's message on failure. */
-export async function renderChart(bin: string, valuesFiles: readonly string[]): Promise<K8sObject[]> {
-  const args = ['template', 'test-release', chartDir, '--namespace', 'reviews', '--kube-version', KUBE_VERSION];
+export async function renderChart(bin: string, valuesFiles: readonly string[], release = 'test-release'): Promise<K8sObject[]> {
+  const args = ['template', release, chartDir, '--namespace', 'reviews', '--kube-version', KUBE_VERSION];
   for (const file of valuesFiles) args.push('-f', join(chartDir, file));
   const result = await helm(bin, args);
   if (!result.ok) throw new Error(`helm ${args.join(' ')} failed:\n${result.stderr}`);

@@ -1,0 +1,64 @@
+// Tilt is not available offline: the Tiltfile is checked as Starlark syntax (Python's parser), and
+// every path, image target, workload and npm script it names must exist in the repository.
+import { describe, it, expect, beforeAll } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMPONENTS, ensureHelm, renderChart, parseManifests, repoRoot, type K8sObject } from './support/chart.js';
+
+const TILTFILE = join(repoRoot, 'Tiltfile');
+const text = readFileSync(TILTFILE, 'utf8');
+
+/** Parses with Python's ast (Starlark is a Python subset) and returns every string literal. */
+function stringLiterals(): string[] {
+  const script = 'import ast, json, sys\ntree = ast.parse(open(sys.argv[1]).read(), sys.argv[1])\nprint(json.dumps([n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]))';
+  return JSON.parse(execFileSync('python3', ['-c', script, TILTFILE], { encoding: 'utf8' })) as string[];
+}
+
+const literal = (name: string): string => new RegExp(`^${name} = '([^']+)'`, 'm').exec(text)?.[1] ?? '';
+
+describe('Tiltfile', () => {
+  const strings = stringLiterals();
+
+  it('names only paths that exist', () => {
+    const paths = strings
+      .flatMap((s) => s.split(/\s+/))
+      .filter((t) => t !== '' && !t.includes(':') && !t.startsWith('/') && !t.startsWith('-') && (t.includes('/') || /\.(json|ya?ml)$/.test(t)));
+    expect(paths.length).toBeGreaterThan(10);
+    expect(paths.filter((p) => !existsSync(join(repoRoot, p)))).toEqual([]);
+  });
+
+  it('live-syncs every workspace', () => {
+    const workspaces = ['libs', 'services'].flatMap((g) => readdirSync(join(repoRoot, g)).map((n) => `${g}/${n}`)).filter((ws) => existsSync(join(repoRoot, ws, 'package.json')));
+    expect(strings.filter((s) => /^(libs|services)\/[^/]+$/.test(s)).sort()).toEqual(workspaces.sort());
+  });
+
+  it('builds a target that exists in the Dockerfile', () => {
+    const target = /target='([^']+)'/.exec(text)?.[1];
+    expect(readFileSync(join(repoRoot, 'deploy/docker/Dockerfile'), 'utf8')).toMatch(new RegExp(`^FROM .* AS ${target}$`, 'm'));
+  });
+
+  it('runs npm scripts that exist', () => {
+    const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const used = strings.flatMap((s) => [...s.matchAll(/npm (?:run )?([\w:-]+)/g)].map((m) => m[1] ?? ''));
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((s) => !(s in scripts))).toEqual([]);
+  });
+
+  describe('workloads', () => {
+    const release = literal('RELEASE');
+    let chart: K8sObject[] = [];
+    beforeAll(async () => {
+      chart = await renderChart(await ensureHelm(), ['values-dev.yaml'], release);
+    }, 120_000);
+
+    it('configures resources for workloads the chart and the dev NATS manifest really create', () => {
+      const nats = parseManifests(readFileSync(join(repoRoot, 'deploy/dev/nats.yaml'), 'utf8'), 'nats');
+      const workloads = new Set([...chart, ...nats].filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name));
+      const services = [...text.matchAll(/\('([a-z-]+)', \d+\)/g)].map((m) => m[1] ?? '');
+      expect(services.sort()).toEqual(Object.keys(COMPONENTS).sort());
+      const configured = [...[...text.matchAll(/k8s_resource\(\s*'([^']+)'/g)].map((m) => m[1] ?? ''), ...services.map((c) => `${release}-${c}`)];
+      expect(configured.filter((name) => !workloads.has(name))).toEqual([]);
+    });
+  });
+});
