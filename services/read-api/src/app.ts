@@ -1,0 +1,161 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { parseSearchQuery, parseSinceDate, topicLinkHeader, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import {
+  observeRequest,
+  READ_METHODS,
+  sendError,
+  sendMethodNotAllowed,
+  sendNotFound,
+  sendPreflight,
+  sendRepresentation,
+  splitTarget,
+  UNMATCHED_ROUTE,
+  type Logger,
+  type Metrics,
+  type RequestHandler,
+} from '@reviews/runtime';
+import { normalizedKey, QueryCache } from './queries.js';
+
+export const SERVICE = 'read-api';
+
+export interface ReadApiDeps {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly snapshots: Pick<SnapshotFollower, 'current'>;
+}
+
+interface DocumentRoute {
+  readonly representation: (snapshot: Snapshot) => Representation;
+  /** WebSub topics advertise their hub in a Link header. */
+  readonly topic?: TopicName;
+}
+
+/** Precomputed documents, answered on the node:http fast path. */
+const DOCUMENTS = new Map<string, DocumentRoute>([
+  ['/reviews.json', { representation: (s) => s.representations.reviews, topic: 'reviews' }],
+  ['/insights.json', { representation: (s) => s.representations.insights }],
+  ['/api/feed.json', { representation: (s) => s.representations.feedJson, topic: 'feedJson' }],
+  ['/feed.xml', { representation: (s) => s.representations.feedAtom, topic: 'feedAtom' }],
+  ['/.well-known/openapi.json', { representation: (s) => s.representations.openapi }],
+]);
+
+const SEARCH_ROUTE = '/api/reviews/search';
+const SINCE_PREFIX = '/api/reviews/since/';
+const SINCE_ROUTE = '/api/reviews/since/:date';
+
+/** Query string -> name: value(s); a repeated name keeps every value so the parser can refuse it. */
+function groupQuery(query: string): RawQuery {
+  const grouped: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const [name, value] of new URLSearchParams(query)) (grouped[name] ??= []).push(value);
+  return grouped;
+}
+
+/** Route template of a path (the metrics label), or null when no route serves it. */
+function routeOf(path: string): string | null {
+  if (DOCUMENTS.has(path) || path === SEARCH_ROUTE) return path;
+  if (path.startsWith(SINCE_PREFIX) && path.length > SINCE_PREFIX.length && !path.includes('/', SINCE_PREFIX.length)) return SINCE_ROUTE;
+  return null;
+}
+
+function sendNotReady(res: ServerResponse): void {
+  sendError(res, 503, 'not_ready', 'No dataset is loaded yet; try again shortly.', { headers: { 'Retry-After': '5' } });
+}
+
+/** GET /api/reviews/search and /api/reviews/since/:date: parameter parsing, then memoized results. */
+function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', false);
+  const cache = new QueryCache();
+
+  const withSnapshot = (handler: (snapshot: Snapshot, req: Request, res: Response) => void) => (req: Request, res: Response) => {
+    const snapshot = snapshots.current();
+    if (!snapshot) sendNotReady(res);
+    else handler(snapshot, req, res);
+  };
+
+  app.get(
+    SEARCH_ROUTE,
+    withSnapshot((snapshot, req, res) => {
+      const parsed = parseSearchQuery(groupQuery(splitTarget(req.originalUrl).query));
+      if (!parsed.ok) {
+        sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
+        return;
+      }
+      const representation = cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params));
+      sendRepresentation(req, res, representation);
+    }),
+  );
+
+  app.get(
+    SINCE_ROUTE,
+    withSnapshot((snapshot, req, res) => {
+      const parsed = parseSinceDate(String(req.params.date));
+      if (!parsed.ok) {
+        sendError(res, 400, 'invalid_date', 'The date must be a real calendar date in the form YYYY-MM-DD.', { issues: parsed.issues });
+        return;
+      }
+      const { date } = parsed;
+      const representation = cache.get(snapshot, normalizedKey('since', { date }), () => snapshot.search.since(date));
+      sendRepresentation(req, res, representation);
+    }),
+  );
+
+  app.use((_req: Request, res: Response) => sendNotFound(res));
+
+  // Express 5 reports malformed percent-encoding in a path parameter as a 400 error: keep the envelope,
+  // never an HTML page or a stack trace.
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      sendError(res, status, 'bad_request', 'The request could not be understood.');
+      return;
+    }
+    logger.error({ err: error, path: splitTarget(req.originalUrl).path }, 'request failed');
+    if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
+    else res.destroy();
+  });
+  return app;
+}
+
+/**
+ * The read API as a plain node:http handler. Dataset documents take the fast path (no express);
+ * only the two query endpoints go through express.
+ */
+export function createReadApi(deps: ReadApiDeps): RequestHandler {
+  const { metrics, snapshots } = deps;
+  const queries = createQueryApp(deps);
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const { path } = splitTarget(req.url);
+    const route = routeOf(path);
+    observeRequest(metrics, SERVICE, req, res, route ?? UNMATCHED_ROUTE);
+    if (route === null) {
+      sendNotFound(res);
+      return;
+    }
+    if (req.method === 'OPTIONS') {
+      sendPreflight(req, res, READ_METHODS);
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendMethodNotAllowed(res);
+      return;
+    }
+    const snapshot = snapshots.current();
+    if (!snapshot) {
+      sendNotReady(res);
+      return;
+    }
+    const document = DOCUMENTS.get(path);
+    if (!document) {
+      queries(req, res);
+      return;
+    }
+    const representation = document.representation(snapshot);
+    if (document.topic) sendRepresentation(req, res, representation, { link: topicLinkHeader(snapshot.urls, document.topic) });
+    else sendRepresentation(req, res, representation);
+  };
+}

@@ -1,0 +1,35 @@
+import type { Representation, Snapshot } from '@reviews/domain';
+import { BoundedLru } from './lru.js';
+import { createQueryRepresentation, representationBytes } from './query-representation.js';
+
+const MAX_CACHED_RESULTS = 1000;
+const MAX_CACHED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Query results memoized per dataset version: the cache hangs off the snapshot, so a swap starts a
+ * fresh cache and the old one is collected with the old snapshot.
+ */
+export class QueryCache {
+  readonly #bySnapshot = new WeakMap<Snapshot, BoundedLru<Representation>>();
+
+  get(snapshot: Snapshot, key: string, compute: () => unknown): Representation {
+    let cache = this.#bySnapshot.get(snapshot);
+    if (!cache) {
+      cache = new BoundedLru<Representation>(MAX_CACHED_RESULTS, MAX_CACHED_BYTES, representationBytes);
+      this.#bySnapshot.set(snapshot, cache);
+    }
+    const hit = cache.get(key);
+    if (hit) return hit;
+    const representation = createQueryRepresentation(compute(), snapshot);
+    cache.set(key, representation);
+    return representation;
+  }
+}
+
+/** Cache key of a parsed parameter object: the same filters in any order give the same key. */
+export function normalizedKey(kind: string, params: object): string {
+  const entries = Object.entries(params)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `${kind}:${JSON.stringify(entries)}`;
+}

@@ -1,0 +1,87 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+import request from 'supertest';
+import { startTestApi, type TestApi } from './helpers.js';
+
+
+type Json = Record<string, unknown>;
+
+let api: TestApi;
+let url: string;
+let openapi: Json;
+let ajv: Ajv2020;
+
+beforeAll(async () => {
+  api = startTestApi();
+  api.server.listen(0, '127.0.0.1');
+  await once(api.server, 'listening');
+  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  openapi = (await request(url).get('/.well-known/openapi.json')).body as Json;
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  // ajv-formats is CommonJS: under NodeNext its default export is the module object.
+  formats.default(ajv);
+  ajv.addSchema(openapi, 'openapi.json');
+});
+afterAll(async () => {
+  api.server.close();
+  api.server.closeAllConnections();
+  await once(api.server, 'close');
+});
+
+/** JSON Pointer escaping of a path template used as a key under `paths`. */
+const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Pointer (inside the document) to the JSON schema of a response, following a `$ref` to components. */
+function responseSchemaPointer(template: string, status: number): string {
+  const operation = ((openapi.paths as Json)[template] as Json | undefined)?.get as Json | undefined;
+  if (!operation) throw new Error(`the OpenAPI document has no GET ${template}`);
+  const response = (operation.responses as Json)[String(status)] as Json | undefined;
+  if (!response) throw new Error(`the OpenAPI document declares no ${status} for GET ${template}`);
+  const base = typeof response.$ref === 'string' ? response.$ref.slice(1) : `/paths/${pointer(template)}/get/responses/${status}`;
+  return `${base}/content/application~1json/schema`;
+}
+
+function expectConforms(template: string, status: number, body: unknown): void {
+  const validate = ajv.compile({ $ref: `openapi.json#${responseSchemaPointer(template, status)}` });
+  if (!validate(body)) throw new Error(`${template} ${status}: ${ajv.errorsText(validate.errors)}`);
+}
+
+describe('live responses conform to /.well-known/openapi.json', () => {
+  it('is OpenAPI 3.1.0, info version 1.0.0', () => {
+    expect(openapi.openapi).toBe('3.1.0');
+    expect((openapi.info as Json).version).toBe('1.0.0');
+  });
+
+  it.each([
+    ['/reviews.json', '/reviews.json'],
+    ['/insights.json', '/insights.json'],
+    ['/api/feed.json', '/api/feed.json'],
+    ['/api/reviews/search', '/api/reviews/search'],
+    ['/api/reviews/search', '/api/reviews/search?min_rating=4&query=the&limit=5'],
+    ['/api/reviews/search', '/api/reviews/search?query=zzzzzz'],
+    ['/api/reviews/since/{date}', '/api/reviews/since/2024-06-01'],
+  ])('200 of %s (%s)', async (template, path) => {
+    const res = await request(url).get(path);
+    expect(res.status).toBe(200);
+    expectConforms(template, 200, res.body);
+  });
+
+  it.each([
+    ['/api/reviews/search', '/api/reviews/search?limit=500&colour=red'],
+    ['/api/reviews/since/{date}', '/api/reviews/since/2025-02-30'],
+  ])('400 of %s (%s)', async (template, path) => {
+    const res = await request(url).get(path);
+    expect(res.status).toBe(400);
+    expectConforms(template, 400, res.body);
+  });
+
+  it('404 of an unknown path matches the NotFound response', async () => {
+    const res = await request(url).get('/reviews.json/nope');
+    expect(res.status).toBe(404);
+    const validate = ajv.compile({ $ref: 'openapi.json#/components/responses/NotFound/content/application~1json/schema' });
+    expect(validate(res.body)).toBe(true);
+  });
+});

@@ -1,0 +1,215 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import request from 'supertest';
+import type { Review } from '@reviews/domain';
+import { PUBLISHED_AT, expectEnvelope, startTestApi, type TestApi } from './helpers.js';
+import { SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
+
+let api: TestApi;
+let url: string;
+let all: Review[];
+
+beforeAll(async () => {
+  api = startTestApi();
+  all = api.snapshot.reviewsDocument.reviews;
+  api.server.listen(0, '127.0.0.1');
+  await once(api.server, 'listening');
+  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  api.server.close();
+  api.server.closeAllConnections();
+  await once(api.server, 'close');
+});
+
+interface SearchBody {
+  matched: number;
+  returned: number;
+  reviews: Review[];
+}
+
+async function search(query: string): Promise<SearchBody> {
+  const res = await request(url).get(`/api/reviews/search${query}`);
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('application/json');
+  return res.body as SearchBody;
+}
+
+const mentions = (review: Review) => api.snapshot.insightsDocument.per_review[review.id];
+const newestFirst = (reviews: Review[]) => reviews.map((r) => `${r.date}|${r.id}`);
+
+describe('GET /api/reviews/search', () => {
+  it('without parameters returns the 20 newest of all reviews', async () => {
+    const body = await search('');
+    expect(body.matched).toBe(all.length);
+    expect(body.returned).toBe(20);
+    expect(body.reviews).toEqual(all.slice(0, 20));
+  });
+
+  it.each([1, 2, 3, 4, 5])('rating=%i matches that exact rating', async (rating) => {
+    const expected = all.filter((r) => r.rating === rating);
+    const body = await search(`?rating=${rating}&limit=100`);
+    expect(body.matched).toBe(expected.length);
+    expect(body.reviews).toEqual(expected.slice(0, 100));
+  });
+
+  it.each(['1', '2.5', '4', '5'])('min_rating=%s is inclusive', async (min) => {
+    const expected = all.filter((r) => r.rating >= Number(min));
+    const body = await search(`?min_rating=${min}&limit=100`);
+    expect(body.matched).toBe(expected.length);
+    expect(body.reviews.every((r) => r.rating >= Number(min))).toBe(true);
+  });
+
+  it('since and until are inclusive and combine', async () => {
+    const since = '2024-06-01';
+    const until = '2024-12-15';
+    const expected = all.filter((r) => r.date >= since && r.date <= until);
+    const body = await search(`?since=${since}&until=${until}&limit=100`);
+    expect(body.matched).toBe(expected.length);
+    expect(body.reviews).toEqual(expected);
+    const onDay = all[5]!.date;
+    const day = await search(`?since=${onDay}&until=${onDay}&limit=100`);
+    expect(day.reviews.map((r) => r.date)).toEqual(all.filter((r) => r.date === onDay).map((r) => r.date));
+  });
+
+  it('query is a case-insensitive substring of the text; rating-only reviews never match', async () => {
+    const expected = all.filter((r) => r.text?.toLowerCase().includes('kind'));
+    const body = await search('?query=KiNd&limit=100');
+    expect(body.matched).toBe(expected.length);
+    expect(body.reviews).toEqual(expected);
+    expect((await search(`?query=${encodeURIComponent('café')}&limit=100`)).matched).toBe(all.filter((r) => r.text?.toLowerCase().includes('café')).length);
+  });
+
+  it('mentions_technician matches by name or alias, case-insensitively', async () => {
+    const name = TECHNICIANS[0]!.name;
+    const expected = all.filter((r) => mentions(r)?.technicians.includes(name));
+    expect(expected.length).toBeGreaterThan(0);
+    for (const key of [name, name.toUpperCase(), TECHNICIANS[0]!.aliases[0]!]) {
+      const body = await search(`?mentions_technician=${encodeURIComponent(key)}&limit=100`);
+      expect(body.reviews).toEqual(expected);
+    }
+    expect((await search('?mentions_technician=Nobody')).matched).toBe(0);
+  });
+
+  it('mentions_service matches by id or label', async () => {
+    const service = SERVICES[0]!;
+    const expected = all.filter((r) => mentions(r)?.services.includes(service.id));
+    expect(expected.length).toBeGreaterThan(0);
+    for (const key of [service.id, service.label]) {
+      const body = await search(`?mentions_service=${encodeURIComponent(key)}&limit=100`);
+      expect(body.reviews).toEqual(expected);
+    }
+  });
+
+  it('filters combine with AND, results are newest first (date, then id)', async () => {
+    const expected = all.filter((r) => r.rating >= 4 && r.date >= '2024-03-01' && r.text !== null && r.text.toLowerCase().includes('the'));
+    const body = await search('?min_rating=4&since=2024-03-01&query=the&limit=100');
+    expect(body.reviews).toEqual(expected);
+    expect(newestFirst(body.reviews)).toEqual([...newestFirst(body.reviews)].sort().reverse());
+  });
+
+  it('limit bounds the page, matched counts everything', async () => {
+    expect((await search('?limit=1')).reviews).toHaveLength(1);
+    const body = await search('?limit=100');
+    expect(body.returned).toBe(100);
+    expect(body.matched).toBe(all.length);
+  });
+
+  it('no match is 200 with an empty list', async () => {
+    expect(await search('?query=zzzzzzzz')).toEqual({ matched: 0, returned: 0, reviews: [] });
+  });
+
+  it.each([
+    ['rating=0', 'rating'],
+    ['rating=6', 'rating'],
+    ['rating=4.5', 'rating'],
+    ['rating=abc', 'rating'],
+    ['rating=', 'rating'],
+    ['min_rating=0.9', 'min_rating'],
+    ['min_rating=5.1', 'min_rating'],
+    ['min_rating=x', 'min_rating'],
+    ['since=2025-02-30', 'since'],
+    ['since=2025-1-1', 'since'],
+    ['until=yesterday', 'until'],
+    ['since=2025-02-01&until=2025-01-01', 'until'],
+    ['limit=0', 'limit'],
+    ['limit=101', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['limit=-1', 'limit'],
+    [`query=${'a'.repeat(201)}`, 'query'],
+    ['colour=blue', 'colour'],
+    ['rating=5&rating=4', 'rating'],
+  ])('%s -> 400 with an issue naming %s', async (query, parameter) => {
+    const body = expectEnvelope(await request(url).get(`/api/reviews/search?${query}`), 400);
+    expect(body.issues?.length).toBeGreaterThan(0);
+    expect(body.issues?.some((issue) => issue.path[0] === parameter)).toBe(true);
+  });
+
+  it('results carry an ETag and revalidate to 304', async () => {
+    const first = await request(url).get('/api/reviews/search?rating=5&limit=3');
+    const etag = first.headers['etag'] as string;
+    expect(etag).toMatch(/^"/);
+    expect(first.headers['last-modified']).toBe(PUBLISHED_AT.toUTCString());
+    const reordered = await request(url).get('/api/reviews/search?limit=3&rating=5').set('If-None-Match', etag);
+    expect(reordered.status).toBe(304);
+    expect(reordered.text ?? '').toBe('');
+  });
+
+  it('HEAD answers headers only', async () => {
+    const res = await request(url).head('/api/reviews/search?rating=5');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(Number(res.headers['content-length'])).toBeGreaterThan(0);
+  });
+
+  it('405 for POST', async () => {
+    const res = await request(url).post('/api/reviews/search').send({ rating: 5 });
+    expectEnvelope(res, 405, 'method_not_allowed');
+    expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS');
+  });
+});
+
+describe('GET /api/reviews/since/:date', () => {
+  it('returns { since, matched, reviews } with reviews on or after the date, newest first', async () => {
+    const date = '2025-01-01';
+    const expected = all.filter((r) => r.date >= date);
+    const res = await request(url).get(`/api/reviews/since/${date}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body).toEqual({ since: date, matched: expected.length, reviews: expected });
+  });
+
+  it('a date after every review gives an empty list', async () => {
+    expect((await request(url).get('/api/reviews/since/2099-01-01')).body).toEqual({ since: '2099-01-01', matched: 0, reviews: [] });
+  });
+
+  it.each(['2025-02-30', '2025-13-01', '2025-1-1', 'yesterday', '20250101', '2025-01-01T00:00:00Z', '%E0%A4%A'])('%s -> 400 envelope', async (date) => {
+    const body = expectEnvelope(await request(url).get(`/api/reviews/since/${date}`), 400);
+    if (date !== '%E0%A4%A') expect(body.issues?.[0]?.path).toEqual(['date']);
+  });
+
+  it('supports If-None-Match and If-Modified-Since', async () => {
+    const first = await request(url).get('/api/reviews/since/2024-06-01');
+    const etag = first.headers['etag'] as string;
+    expect(first.headers['last-modified']).toBe(PUBLISHED_AT.toUTCString());
+    expect((await request(url).get('/api/reviews/since/2024-06-01').set('If-None-Match', etag)).status).toBe(304);
+    expect((await request(url).get('/api/reviews/since/2024-06-01').set('If-None-Match', `W/${etag}, "x"`)).status).toBe(304);
+    expect((await request(url).get('/api/reviews/since/2024-06-01').set('If-Modified-Since', PUBLISHED_AT.toUTCString())).status).toBe(304);
+    expect((await request(url).get('/api/reviews/since/2024-06-02').set('If-None-Match', etag)).status).toBe(200);
+  });
+
+  it('a new dataset version changes the ETag', async () => {
+    const before = (await request(url).get('/api/reviews/since/2024-06-01')).headers['etag'];
+    const { buildDataset } = await import('../../../libs/domain/test/fixtures.js');
+    const { snapshotOf } = await import('./helpers.js');
+    api.serve(snapshotOf(buildDataset({ reviews: 60, seed: 99 }), new Date('2025-08-01T00:00:00Z')));
+    try {
+      const after = await request(url).get('/api/reviews/since/2024-06-01');
+      expect(after.headers['etag']).not.toBe(before);
+      expect(after.headers['last-modified']).toBe('Fri, 01 Aug 2025 00:00:00 GMT');
+    } finally {
+      api.serve(api.snapshot);
+    }
+  });
+});

@@ -1,0 +1,33 @@
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import { createReadApi } from '@reviews/read-api';
+import { composeRoutes, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
+
+export interface StandaloneDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly snapshots: SnapshotFollower;
+}
+
+export interface StandaloneApp {
+  readonly handler: RequestHandler;
+  /** Stops what the composed services started (sessions, delivery workers). */
+  close(): Promise<void>;
+}
+
+/**
+ * All services in one process behind one port, routed like the ingress: the paths in `routes` go
+ * to their service, everything else to the read API.
+ */
+export async function createStandaloneApp(deps: StandaloneDeps): Promise<StandaloneApp> {
+  const { logger, metrics, snapshots } = deps;
+  const routes: RouteTable = {};
+  const closers: Array<() => Promise<void>> = [];
+  const readApi = createReadApi({ logger: logger.child({ component: 'read-api' }), metrics, snapshots });
+  return {
+    handler: composeRoutes(routes, readApi),
+    async close() {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
