@@ -1,0 +1,97 @@
+import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
+import type { SubscriptionStore } from '../src/store/subscription-store.js';
+import { subscriptionKey, type Subscription } from '../src/subscription.js';
+
+/** A store under test, plus a second handle on the SAME state (another replica, or the process after a restart). */
+export interface StoreFixture {
+  readonly store: SubscriptionStore;
+  reopen(): Promise<SubscriptionStore>;
+  dispose(): Promise<void>;
+}
+
+export function sampleSubscription(callback: string, overrides: Partial<Subscription> = {}): Subscription {
+  const topicUrl = 'https://reviews.example.com/reviews.json';
+  return {
+    key: subscriptionKey(topicUrl, callback),
+    topic: 'reviews',
+    topicUrl,
+    callback,
+    secret: 'k',
+    leaseSeconds: 600,
+    verifiedAt: 1_000,
+    expiresAt: 601_000,
+    requestedAt: 1_000,
+    failures: 0,
+    deliveredEtag: null,
+    lastStatus: null,
+    lastAttemptAt: null,
+    ...overrides,
+  };
+}
+
+/** The one contract every SubscriptionStore implementation honours. */
+export function describeSubscriptionStoreContract(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`SubscriptionStore contract: ${name}`, () => {
+    let fixture: StoreFixture;
+    beforeEach(async () => {
+      fixture = await open();
+    });
+    afterEach(async () => {
+      await fixture.dispose();
+    });
+
+    it('creates, reads, lists, changes and deletes a subscription', async () => {
+      const { store } = fixture;
+      const sub = sampleSubscription('https://a.example/cb');
+      expect(await store.get(sub.key)).toBeNull();
+      expect(await store.update(sub.key, () => sub)).toEqual(sub);
+      expect(await store.get(sub.key)).toEqual(sub);
+      expect(await store.list()).toEqual([sub]);
+      const changed = await store.update(sub.key, (cur) => (cur ? { ...cur, failures: 2 } : undefined));
+      expect(changed?.failures).toBe(2);
+      expect(await store.update(sub.key, () => null)).toBeNull();
+      expect(await store.get(sub.key)).toBeNull();
+      expect(await store.list()).toEqual([]);
+      // A deleted key can be created again.
+      expect(await store.update(sub.key, () => sub)).toEqual(sub);
+    });
+
+    it('leaves the value alone when the change returns undefined', async () => {
+      const { store } = fixture;
+      const sub = sampleSubscription('https://b.example/cb');
+      await store.update(sub.key, () => sub);
+      expect(await store.update(sub.key, () => undefined)).toEqual(sub);
+      expect(await store.update('absent', () => undefined)).toBeNull();
+      expect(await store.get('absent')).toBeNull();
+    });
+
+    it('applies concurrent updates atomically: none is lost', async () => {
+      const { store } = fixture;
+      const sub = sampleSubscription('https://c.example/cb');
+      await store.update(sub.key, () => sub);
+      await Promise.all(Array.from({ length: 12 }, () => store.update(sub.key, (cur) => (cur ? { ...cur, failures: cur.failures + 1 } : undefined))));
+      expect((await store.get(sub.key))?.failures).toBe(12);
+    });
+
+    it('keeps per-topic announcement state with compare-and-set semantics', async () => {
+      const { store } = fixture;
+      expect(await store.topicState('feedAtom')).toBeNull();
+      await store.updateTopicState('feedAtom', () => ({ etag: '"a"', seq: 1, publishedAtMs: 1 }));
+      const lost = await store.updateTopicState('feedAtom', (cur) => ((cur?.seq ?? 0) === 0 ? { etag: '"b"', seq: 1, publishedAtMs: 2 } : undefined));
+      expect(lost).toEqual({ etag: '"a"', seq: 1, publishedAtMs: 1 });
+      await store.updateTopicState('feedAtom', (cur) => ({ etag: '"c"', seq: (cur?.seq ?? 0) + 1, publishedAtMs: 3 }));
+      expect(await store.topicState('feedAtom')).toEqual({ etag: '"c"', seq: 2, publishedAtMs: 3 });
+      expect(await store.topicState('reviews')).toBeNull();
+    });
+
+    it('is durable: another handle (restart, other replica) sees the same state', async () => {
+      const sub = sampleSubscription('https://d.example/cb?x=1');
+      await fixture.store.update(sub.key, () => sub);
+      await fixture.store.updateTopicState('reviews', () => ({ etag: '"r"', seq: 7, publishedAtMs: 9 }));
+      const again = await fixture.reopen();
+      expect(await again.get(sub.key)).toEqual(sub);
+      expect(await again.topicState('reviews')).toEqual({ etag: '"r"', seq: 7, publishedAtMs: 9 });
+      await again.close();
+    });
+  });
+}

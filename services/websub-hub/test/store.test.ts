@@ -1,0 +1,84 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+import { openFileSubscriptionStore, SUBSCRIPTIONS_FILE } from '../src/store/file-store.js';
+import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
+import { describeSubscriptionStoreContract, sampleSubscription } from './store-contract.js';
+import { tempDir } from './support.js';
+
+describeSubscriptionStoreContract('file (standalone)', async () => {
+  const dir = await tempDir('websub-store-');
+  const store = await openFileSubscriptionStore(dir.path);
+  return {
+    store,
+    reopen: () => openFileSubscriptionStore(dir.path),
+    dispose: async () => {
+      await store.close();
+      await dir.remove();
+    },
+  };
+});
+
+let nats: NatsServerHandle;
+const connections: NatsConnection[] = [];
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await nats?.dispose();
+});
+
+describeSubscriptionStoreContract('NATS JetStream KV', async () => {
+  const nc = await connect({ servers: nats.url });
+  connections.push(nc);
+  const store = await openNatsSubscriptionStore(jetstream(nc));
+  return {
+    store,
+    reopen: async () => {
+      const other = await connect({ servers: nats.url });
+      connections.push(other);
+      return openNatsSubscriptionStore(jetstream(other));
+    },
+    // Each test starts from an empty bucket.
+    dispose: async () => {
+      await (await new Kvm(jetstream(nc)).open(SUBSCRIPTIONS_BUCKET)).destroy();
+    },
+  };
+});
+
+describe('file store specifics', () => {
+  it('writes atomically (no temp file left) with owner-only permissions', async () => {
+    const dir = await tempDir('websub-store-file-');
+    try {
+      const store = await openFileSubscriptionStore(dir.path);
+      const sub = sampleSubscription('https://e.example/cb');
+      await store.update(sub.key, () => sub);
+      await store.close();
+      expect(await readdir(dir.path)).toEqual([SUBSCRIPTIONS_FILE]);
+      const saved = JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> };
+      expect(Object.keys(saved.subscriptions)).toEqual([sub.key]);
+      expect((await stat(join(dir.path, SUBSCRIPTIONS_FILE))).mode & 0o777).toBe(0o600);
+    } finally {
+      await dir.remove();
+    }
+  });
+});
+
+describe('NATS store specifics', () => {
+  it('two replicas (two connections) updating one key concurrently lose nothing', async () => {
+    const [a, b] = await Promise.all([connect({ servers: nats.url }), connect({ servers: nats.url })]);
+    connections.push(a, b);
+    const [storeA, storeB] = await Promise.all([openNatsSubscriptionStore(jetstream(a)), openNatsSubscriptionStore(jetstream(b))]);
+    const sub = sampleSubscription('https://f.example/cb');
+    await storeA.update(sub.key, () => sub);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? storeA : storeB).update(sub.key, (cur) => (cur ? { ...cur, failures: cur.failures + 1 } : undefined))),
+    );
+    expect((await storeB.get(sub.key))?.failures).toBe(10);
+  });
+});
