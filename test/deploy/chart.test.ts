@@ -206,7 +206,7 @@ describe('value sets', () => {
 
   it('external NATS: the URL reaches every pod and egress is opened to it', () => {
     const objects = set('ci/external-nats-values.yaml');
-    expect(ofKind(objects, 'ConfigMap')[0]?.data?.NATS_URL).toBe('tls://nats.example.net:4222');
+    expect(ofKind(objects, 'ConfigMap')[0]?.data).toMatchObject({ NATS_URL: 'tls://nats.example.net:4222', NATS_REPLICAS: '5' });
     expect(ofKind(objects, 'Job')).toHaveLength(0);
     const egress = ofKind(objects, 'NetworkPolicy')[0]?.spec.egress as { to?: unknown[] }[];
     expect(egress.flatMap((r) => r.to ?? [])).toContainEqual({ ipBlock: { cidr: '198.51.100.10/32' } });
