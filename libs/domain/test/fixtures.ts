@@ -118,3 +118,22 @@ export function buildDataset({ reviews: reviewCount = 24, seed = 7 }: { reviews?
     },
   };
 }
+
+/** A valid ULID whose order follows `n` (for hand-written cases where id order matters). */
+export function ulidOf(n: number): string {
+  return `01J${String(n).padStart(23, '0')}`;
+}
+
+export function makeReview(n: number, date: string, rating: number, text: string | null = null): Review {
+  return { id: ulidOf(n), author: `Reviewer ${n}`, author_avatar_url: null, rating, date, text, source: 'google', source_url: null, owner_reply: null, verified: true };
+}
+
+export function makeAnalysis(overrides: Partial<PerReviewAnalysis> = {}): PerReviewAnalysis {
+  return { sentiment: 'positive', score: 0.5, aspects: [], technicians: [], services: [], problems: [], service_areas: [], topics: [], ...overrides };
+}
+
+/** The fixture business and taxonomy with exactly these reviews and analyses (no FAQ). */
+export function datasetWith(reviews: Review[], perReview: Record<string, PerReviewAnalysis> = {}): DatasetInput {
+  const base = buildDataset({ reviews: 0 });
+  return { ...base, reviews, analysis: { ...base.analysis, per_review: perReview, faq: [] } };
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from '@jest/globals';
+import { validateDataset, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildDataset } from './fixtures.js';
+
+/** A fresh valid dataset, changed by `mutate`, then validated; returns the issues. */
+function issuesAfter(mutate: (input: DatasetInput) => void): Issue[] {
+  const input = structuredClone(buildDataset());
+  mutate(input);
+  const result = validateDataset(input);
+  if (result.ok) throw new Error('expected the dataset to be rejected');
+  return result.issues;
+}
+
+const firstAnalysed = (input: DatasetInput) => {
+  const [id, analysis] = Object.entries(input.analysis.per_review)[0] ?? [];
+  if (!id || !analysis) throw new Error('fixture has no analysis');
+  return { id, analysis };
+};
+
+describe('validateDataset', () => {
+  it('accepts the fixture and returns the parsed input', () => {
+    const input = buildDataset();
+    expect(validateDataset(input)).toEqual({ ok: true, input });
+  });
+
+  it('reports schema errors with the path of the offending field', () => {
+    const issues = issuesAfter((input) => {
+      (input.reviews[1] as { rating: number }).rating = 6;
+      (input.reviews[2] as Record<string, unknown>)['stars'] = 5;
+    });
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'too_big', path: ['reviews', 1, 'rating'] }),
+        { code: 'unrecognized_keys', path: ['reviews', 2, 'stars'], message: 'Unrecognized key: "stars"' },
+      ]),
+    );
+  });
+
+  it('rejects a non-object with an issue at the root', () => {
+    const result = validateDataset('not a dataset');
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.issues[0]?.path).toEqual([]);
+  });
+
+  it('reports each repeated review id at the repeating review', () => {
+    const issues = issuesAfter((input) => {
+      const first = input.reviews[0];
+      if (!first) throw new Error('fixture has no reviews');
+      (input.reviews[3] as { id: string }).id = first.id;
+      (input.reviews[5] as { id: string }).id = first.id;
+    });
+    expect(issues.filter((issue) => issue.message.startsWith('duplicate review id'))).toEqual([
+      expect.objectContaining({ code: 'custom', path: ['reviews', 3, 'id'] }),
+      expect.objectContaining({ code: 'custom', path: ['reviews', 5, 'id'] }),
+    ]);
+  });
+
+  it('rejects per_review entries for reviews that do not exist', () => {
+    const ghost = '01J00000000000000000000000';
+    const issues = issuesAfter((input) => {
+      input.analysis.per_review[ghost] = firstAnalysed(input).analysis;
+    });
+    expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['analysis', 'per_review', ghost] })]);
+  });
+
+  it('requires canonical staff names, known service ids, and problems and topics from the taxonomy', () => {
+    let id = '';
+    const issues = issuesAfter((input) => {
+      const analysed = firstAnalysed(input);
+      id = analysed.id;
+      Object.assign(analysed.analysis, {
+        technicians: ['Margaret Ellis', 'Maggie'], // an alias is not the canonical name
+        services: ['direct-cremation', 'embalming'],
+        problems: ['long-wait', 'lost-urn'],
+        topics: ['cost'],
+      });
+    });
+    const base = ['analysis', 'per_review', id];
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'custom', path: [...base, 'technicians', 1], message: expect.stringContaining('"Maggie"') }),
+      expect.objectContaining({ code: 'custom', path: [...base, 'services', 1], message: expect.stringContaining('"embalming"') }),
+      expect.objectContaining({ code: 'custom', path: [...base, 'problems', 1], message: expect.stringContaining('"lost-urn"') }),
+      expect.objectContaining({ code: 'custom', path: [...base, 'topics', 0], message: expect.stringContaining('"cost"') }),
+    ]);
+  });
+
+  it('rejects an aspect mentioned twice in one review', () => {
+    let id = '';
+    const issues = issuesAfter((input) => {
+      const analysed = firstAnalysed(input);
+      id = analysed.id;
+      analysed.analysis.aspects = [
+        { id: 'pricing', sentiment: 'positive', phrase: null },
+        { id: 'pricing', sentiment: 'negative', phrase: null },
+      ];
+    });
+    expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['analysis', 'per_review', id, 'aspects', 1, 'id'] })]);
+  });
+
+  it('requires FAQ sources to be reviews of the dataset', () => {
+    const issues = issuesAfter((input) => {
+      (input.analysis.faq[0] as { source_review_ids: string[] }).source_review_ids.push('01J99999999999999999999999');
+    });
+    expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['analysis', 'faq', 0, 'source_review_ids', 2] })]);
+  });
+
+  it('rejects an owner reply dated before its review, and accepts one on the same day', () => {
+    expect(validateDataset(buildDataset()).ok).toBe(true); // review 0 has a same-day reply
+    const issues = issuesAfter((input) => {
+      const review = input.reviews[0];
+      if (!review?.owner_reply) throw new Error('fixture review 0 has a reply');
+      review.owner_reply.date = '2023-12-31';
+    });
+    expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['reviews', 0, 'owner_reply', 'date'] })]);
+  });
+
+  it('rejects ambiguous business references: repeated service ids or labels, a name or alias naming two people', () => {
+    const issues = issuesAfter((input) => {
+      input.business.services.push({ id: 'direct-cremation', label: 'DIRECT CREMATION' });
+      input.business.technicians.push({ name: 'Dan', role: 'Driver', aliases: [] });
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'custom', path: ['business', 'services', 3, 'id'] }),
+      expect.objectContaining({ code: 'custom', path: ['business', 'services', 3, 'label'] }),
+      expect.objectContaining({ code: 'custom', path: ['business', 'technicians', 3] }),
+    ]);
+  });
+
+  it('rejects repeated taxonomy ids', () => {
+    const issues = issuesAfter((input) => {
+      input.analysis.taxonomy.topics.push({ id: 'pets', label: 'Pets again' });
+      input.analysis.taxonomy.problems.push({ id: 'long-wait', label: 'Waiting' });
+    });
+    expect(issues.map((issue) => issue.path)).toEqual([
+      ['analysis', 'taxonomy', 'problems', 1, 'id'],
+      ['analysis', 'taxonomy', 'topics', 2, 'id'],
+    ]);
+  });
+
+  it('returns every integrity issue at once, not only the first', () => {
+    const issues = issuesAfter((input) => {
+      (input.reviews[6] as { id: string }).id = (input.reviews[0] as { id: string }).id; // review 6 has no analysis
+      (input.analysis.faq[0] as { source_review_ids: string[] }).source_review_ids = ['01J99999999999999999999999'];
+      firstAnalysed(input).analysis.services = ['embalming'];
+    });
+    expect(issues).toHaveLength(3);
+    expect(issues.every((issue) => issue.code === 'custom' && issue.message.length > 0)).toBe(true);
+  });
+});
