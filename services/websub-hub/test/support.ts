@@ -64,7 +64,7 @@ export interface Received {
   readonly body: Buffer;
 }
 
-export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'echo' | 'hang';
+export type Reply = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'echo' | 'hang';
 
 /** What a subscriber answers, per request; the default echoes challenges and acknowledges notifications. */
 export type Behaviour = (req: Received) => Reply;
@@ -148,7 +148,16 @@ export class Subscriber {
         res.writeHead(200, { 'content-type': 'text/plain' }).end(query.getAll('hub.challenge').at(-1));
         return;
       }
-      res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? '');
+      const answer = () => res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? '');
+      if (reply.delayMs) {
+        this.hanging.add(res);
+        setTimeout(() => {
+          this.hanging.delete(res);
+          if (!res.destroyed) answer();
+        }, reply.delayMs);
+      } else {
+        answer();
+      }
     });
   }
 }
@@ -184,7 +193,7 @@ export function snapshotFor(seed: number): Snapshot {
 export interface TestHubOptions {
   readonly pki: TestPki;
   readonly dataDir: string;
-  readonly follower: TestFollower;
+  readonly follower: Pick<SnapshotFollower, 'current' | 'onSwap'>;
   readonly env?: Record<string, string>;
   readonly limits?: Partial<HubLimits>;
   readonly timeouts?: Partial<OutboundTimeouts>;

@@ -1,0 +1,136 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
+import { buildSnapshotFromInput } from '@reviews/domain';
+import { createMetrics } from '@reviews/runtime';
+import { buildDataset } from '../../../libs/domain/test/fixtures.js';
+import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+import { createNatsJobQueue, DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
+import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
+import { BASE_URL, createTestPki, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
+
+/** Short enough that a dead replica's jobs move on quickly, longer than one (slow) test delivery. */
+const ACK_WAIT_MS = 1_500;
+
+interface Replica {
+  readonly hub: RunningHub;
+  readonly nc: NatsConnection;
+  readonly source: NatsDatasetSource;
+  readonly follower: SnapshotFollower;
+  /** Graceful stop. */
+  stop(): Promise<void>;
+  /** Like a crash: the NATS connection drops first, unacknowledged jobs stay with JetStream. */
+  kill(): Promise<void>;
+}
+
+let nats: NatsServerHandle;
+let publisher: NatsConnection;
+let datasets: NatsDatasetStore;
+let pki: TestPki;
+let subscriber: Subscriber;
+let dir: { path: string; remove: () => Promise<void> };
+const replicas = new Set<Replica>();
+
+async function startReplica(name: string): Promise<Replica> {
+  const metrics = createMetrics();
+  const source = new NatsDatasetSource({ servers: nats.url, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry });
+  const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silentLogger, metrics, service: name });
+  const nc = await connect({ servers: nats.url, name });
+  const js = jetstream(nc);
+  const store = await openNatsSubscriptionStore(js);
+  const queue = await createNatsJobQueue({ js, jsm: await jetstreamManager(nc), concurrency: 2, ackWaitMs: ACK_WAIT_MS, logger: silentLogger });
+  const hub = await startHub({ pki, dataDir: dir.path, follower, store, queue });
+  const replica: Replica = {
+    hub,
+    nc,
+    source,
+    follower,
+    stop: async () => {
+      replicas.delete(replica);
+      await hub.stop();
+      await nc.drain();
+      await follower.close();
+    },
+    kill: async () => {
+      replicas.delete(replica);
+      await nc.close();
+      await hub.stop().catch(() => undefined);
+      await follower.close();
+    },
+  };
+  replicas.add(replica);
+  return replica;
+}
+
+async function publish(seed: number): Promise<Buffer> {
+  const input = buildDataset({ reviews: 8, seed });
+  await datasets.publish(input);
+  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
+}
+
+async function queueDrained(): Promise<boolean> {
+  const info = await (await jetstreamManager(publisher)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
+  return info.num_pending + info.num_ack_pending === 0;
+}
+
+const NAMES = Array.from({ length: 8 }, (_, i) => `replicated-${i}`);
+const received = (name: string, body: Buffer) => subscriber.notifications(name).filter((n) => n.body.equals(body)).length;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  publisher = await connect({ servers: nats.url, name: 'test-publisher' });
+  datasets = await NatsDatasetStore.open(publisher, 1);
+  pki = await createTestPki();
+  subscriber = await Subscriber.start(pki);
+  dir = await tempDir('websub-nats-');
+  await publish(1);
+});
+
+afterAll(async () => {
+  for (const replica of [...replicas]) await replica.stop().catch(() => undefined);
+  await subscriber?.close();
+  await publisher?.close();
+  await nats?.dispose();
+  await dir?.remove();
+});
+
+describe('two hub replicas on NATS JetStream', () => {
+  let a: Replica;
+  let b: Replica;
+
+  it('share subscriptions: each change reaches each subscriber exactly once', async () => {
+    [a, b] = await Promise.all([startReplica('hub-a'), startReplica('hub-b')]);
+    await waitFor(() => a.follower.current() !== null && b.follower.current() !== null, 10_000, 'replicas loaded the dataset');
+    for (const [i, name] of NAMES.entries()) {
+      const res = await (i % 2 === 0 ? a : b).hub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+      expect(res.status).toBe(202);
+    }
+    await waitFor(async () => (await b.hub.store.list()).length === NAMES.length, 10_000, 'all subscriptions verified');
+
+    const body = await publish(2);
+    await waitFor(() => NAMES.every((n) => received(n, body) >= 1), 10_000, 'every subscriber notified');
+    await waitFor(queueDrained, 10_000, 'delivery queue drained');
+    for (const name of NAMES) expect(subscriber.notifications(name)).toHaveLength(1);
+  });
+
+  it('a replica killed mid-fan-out: every subscriber still gets the change', async () => {
+    for (const name of NAMES) subscriber.behave(name, (req) => (req.method === 'POST' ? { status: 204, delayMs: 400 } : 'echo'));
+    const body = await publish(3);
+    await waitFor(() => NAMES.some((n) => received(n, body) >= 1), 10_000, 'fan-out under way');
+    await a.kill();
+    await waitFor(() => NAMES.every((n) => received(n, body) >= 1), 15_000, 'every subscriber notified despite the crash');
+    await waitFor(queueDrained, 15_000, 'delivery queue drained');
+  });
+
+  it('a change made while every replica was down is delivered when one returns', async () => {
+    for (const name of NAMES) subscriber.behave(name, (req) => (req.method === 'POST' ? { status: 204 } : 'echo'));
+    await b.stop();
+    const body = await publish(4);
+    const c = await startReplica('hub-c');
+    await waitFor(() => NAMES.every((n) => received(n, body) === 1), 15_000, 'delivered after the restart');
+    await waitFor(queueDrained, 10_000, 'delivery queue drained');
+    for (const name of NAMES) expect(received(name, body)).toBe(1);
+    await c.stop();
+  });
+});
