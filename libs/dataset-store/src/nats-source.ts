@@ -1,6 +1,6 @@
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
-import { Counter, Gauge, type Logger, type Registry } from '@reviews/runtime';
+import { contextFromTraceparent, Counter, Gauge, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import type { DatasetSource, PublishedDataset, SourceHealth } from './source.js';
@@ -181,7 +181,9 @@ export class NatsDatasetSource implements DatasetSource {
     this.deliveredVersion = pointer.version;
     this.options.logger.info({ version: pointer.version, revision: entry.revision, size: pointer.size, traceparent: pointer.traceparent }, 'dataset version offered by NATS');
     try {
-      await onDataset(dataset);
+      // The rebuild joins the publish's trace: publish -> swap -> notifications is one trace.
+      const span = { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(pointer.traceparent), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': `${POINTER_BUCKET}.${POINTER_KEY}`, 'dataset.version': pointer.version } };
+      await withSpan('dataset receive', span, () => onDataset(dataset));
     } catch (error) {
       this.options.logger.error({ err: error, version: pointer.version }, 'dataset consumer failed');
     }
