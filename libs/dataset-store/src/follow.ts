@@ -22,36 +22,48 @@ interface DatasetMetrics {
 }
 
 /** Get-or-create: several services composed into one process share one registry. */
+function shared<T>(registry: Metrics['registry'], name: string, create: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
+}
+
 function datasetMetrics({ registry }: Metrics): DatasetMetrics {
-  const existing = <T>(name: string) => registry.getSingleMetric(name) as T | undefined;
+  const registers = [registry];
   return {
-    info:
-      existing<Gauge<'service' | 'version'>>('dataset_info') ??
-      new Gauge({ name: 'dataset_info', help: 'The dataset version being served (value 1).', labelNames: ['service', 'version'] as const, registers: [registry] }),
-    publishedTimestamp:
-      existing<Gauge<'service'>>('dataset_published_timestamp_seconds') ??
-      new Gauge({ name: 'dataset_published_timestamp_seconds', help: 'Publish time of the dataset being served.', labelNames: ['service'] as const, registers: [registry] }),
-    buildDuration:
-      existing<Histogram<'service'>>('dataset_snapshot_build_duration_seconds') ??
-      new Histogram({
-        name: 'dataset_snapshot_build_duration_seconds',
-        help: 'Time to validate a dataset and build its snapshot (derivation, representations, indexes).',
-        labelNames: ['service'] as const,
-        buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-        registers: [registry],
-      }),
-    propagation:
-      existing<Histogram<'service'>>('dataset_propagation_seconds') ??
-      new Histogram({
-        name: 'dataset_propagation_seconds',
-        help: 'Time from a dataset being published to this process serving it.',
-        labelNames: ['service'] as const,
-        buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-        registers: [registry],
-      }),
-    loadFailures:
-      existing<Counter<'service' | 'reason'>>('dataset_load_failures_total') ??
-      new Counter({ name: 'dataset_load_failures_total', help: 'Datasets refused, by reason (invalid_json, invalid_dataset, build_error).', labelNames: ['service', 'reason'] as const, registers: [registry] }),
+    info: shared(registry, 'dataset_info', () => new Gauge({ name: 'dataset_info', help: 'The dataset version being served (value 1).', labelNames: ['service', 'version'] as const, registers })),
+    publishedTimestamp: shared(
+      registry,
+      'dataset_published_timestamp_seconds',
+      () => new Gauge({ name: 'dataset_published_timestamp_seconds', help: 'Publish time of the dataset being served.', labelNames: ['service'] as const, registers }),
+    ),
+    buildDuration: shared(
+      registry,
+      'dataset_snapshot_build_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'dataset_snapshot_build_duration_seconds',
+          help: 'Time to validate a dataset and build its snapshot (derivation, representations, indexes).',
+          labelNames: ['service'] as const,
+          buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+          registers,
+        }),
+    ),
+    propagation: shared(
+      registry,
+      'dataset_propagation_seconds',
+      () =>
+        new Histogram({
+          name: 'dataset_propagation_seconds',
+          help: 'Time from a dataset being published to this process serving it.',
+          labelNames: ['service'] as const,
+          buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+          registers,
+        }),
+    ),
+    loadFailures: shared(
+      registry,
+      'dataset_load_failures_total',
+      () => new Counter({ name: 'dataset_load_failures_total', help: 'Datasets refused, by reason (invalid_json, invalid_dataset, build_error).', labelNames: ['service', 'reason'] as const, registers }),
+    ),
   };
 }
 

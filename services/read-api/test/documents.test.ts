@@ -1,23 +1,15 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
-import { BASE_URL, PUBLISHED_AT, decoded, expectEnvelope, rawRequest, startTestApi, type TestApi } from './helpers.js';
+import { BASE_URL, close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, startTestApi, type TestApi } from './helpers.js';
 
 let api: TestApi;
 let url: string;
 
 beforeAll(async () => {
   api = startTestApi();
-  api.server.listen(0, '127.0.0.1');
-  await once(api.server, 'listening');
-  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  url = await listen(api.server);
 });
-afterAll(async () => {
-  api.server.close();
-  api.server.closeAllConnections();
-  await once(api.server, 'close');
-});
+afterAll(() => close(api.server));
 
 const get = (path: string, headers: Record<string, string> = {}) => rawRequest(url, path, headers);
 

@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import type { Response } from 'supertest';
@@ -38,6 +40,19 @@ export function startTestApi(input: DatasetInput = buildDataset({ reviews: 120, 
       current = next;
     },
   };
+}
+
+/** Listens on an ephemeral loopback port; returns the base URL. */
+export async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export async function close(server: Server): Promise<void> {
+  server.close();
+  server.closeAllConnections();
+  await once(server, 'close');
 }
 
 export interface RawResponse {

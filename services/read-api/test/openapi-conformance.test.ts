@@ -1,10 +1,8 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import request from 'supertest';
-import { startTestApi, type TestApi } from './helpers.js';
+import { close, listen, startTestApi, type TestApi } from './helpers.js';
 
 
 type Json = Record<string, unknown>;
@@ -16,20 +14,14 @@ let ajv: Ajv2020;
 
 beforeAll(async () => {
   api = startTestApi();
-  api.server.listen(0, '127.0.0.1');
-  await once(api.server, 'listening');
-  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  url = await listen(api.server);
   openapi = (await request(url).get('/.well-known/openapi.json')).body as Json;
   ajv = new Ajv2020({ strict: false, allErrors: true });
   // ajv-formats is CommonJS: under NodeNext its default export is the module object.
   formats.default(ajv);
   ajv.addSchema(openapi, 'openapi.json');
 });
-afterAll(async () => {
-  api.server.close();
-  api.server.closeAllConnections();
-  await once(api.server, 'close');
-});
+afterAll(() => close(api.server));
 
 /** JSON Pointer escaping of a path template used as a key under `paths`. */
 const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');

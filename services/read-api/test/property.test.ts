@@ -1,24 +1,16 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import fc from 'fast-check';
 import request from 'supertest';
-import { startTestApi, type TestApi } from './helpers.js';
+import { close, listen, startTestApi, type TestApi } from './helpers.js';
 
 let api: TestApi;
 let url: string;
 
 beforeAll(async () => {
   api = startTestApi();
-  api.server.listen(0, '127.0.0.1');
-  await once(api.server, 'listening');
-  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  url = await listen(api.server);
 });
-afterAll(async () => {
-  api.server.close();
-  api.server.closeAllConnections();
-  await once(api.server, 'close');
-});
+afterAll(() => close(api.server));
 
 const PARAMS = ['rating', 'min_rating', 'since', 'until', 'query', 'mentions_technician', 'mentions_service', 'limit', 'x', ''];
 const VALUES = fc.oneof(fc.string(), fc.integer({ min: -10, max: 200 }).map(String), fc.double({ noNaN: false }).map(String), fc.constantFrom('2025-01-01', '2025-02-29', '0000-00-00', 'Maggie', '%', '%zz', '&', '='));

@@ -1,10 +1,8 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
 import type { Review } from '@reviews/domain';
-import { PUBLISHED_AT, expectEnvelope, startTestApi, type TestApi } from './helpers.js';
-import { SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
+import { close, expectEnvelope, listen, PUBLISHED_AT, snapshotOf, startTestApi, type TestApi } from './helpers.js';
+import { buildDataset, SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
 
 let api: TestApi;
 let url: string;
@@ -13,15 +11,9 @@ let all: Review[];
 beforeAll(async () => {
   api = startTestApi();
   all = api.snapshot.reviewsDocument.reviews;
-  api.server.listen(0, '127.0.0.1');
-  await once(api.server, 'listening');
-  url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  url = await listen(api.server);
 });
-afterAll(async () => {
-  api.server.close();
-  api.server.closeAllConnections();
-  await once(api.server, 'close');
-});
+afterAll(() => close(api.server));
 
 interface SearchBody {
   matched: number;
@@ -201,8 +193,6 @@ describe('GET /api/reviews/since/:date', () => {
 
   it('a new dataset version changes the ETag', async () => {
     const before = (await request(url).get('/api/reviews/since/2024-06-01')).headers['etag'];
-    const { buildDataset } = await import('../../../libs/domain/test/fixtures.js');
-    const { snapshotOf } = await import('./helpers.js');
     api.serve(snapshotOf(buildDataset({ reviews: 60, seed: 99 }), new Date('2025-08-01T00:00:00Z')));
     try {
       const after = await request(url).get('/api/reviews/since/2024-06-01');
