@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvSchema } from '@reviews/runtime';
-import { chartDir, COMPONENTS, ensureHelm, helm, parseManifests, renderChart, repoRoot, selects, validateObject, type Component, type K8sObject } from './support/chart.js';
+import { chartDir, COMPONENTS, ensureHelm, helm, npmScripts, parseManifests, renderChart, repoRoot, selects, validateObject, type Component, type K8sObject } from './support/chart.js';
 
 const VALUE_SETS = readdirSync(join(chartDir, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
 const DEV_VALUES = 'values-dev.yaml';
@@ -71,7 +71,8 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
       expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-      // The image's entry point is node; the args select the service, and that service exists.
+      // The image's entry point is node; the args select the service exactly as `npm run start:<service>` does.
+      expect(['node', ...c.args].join(' ')).toBe(/node .*$/.exec(npmScripts[`start:${component}`] ?? '')?.[0]);
       expect(c.args.at(-1)).toBe(`services/${component}/dist/main.js`);
       expect(existsSync(join(repoRoot, `services/${component}/src/main.ts`))).toBe(true);
       const preStop = c.lifecycle.preStop.sleep.seconds as number;
@@ -189,8 +190,7 @@ describe('value sets', () => {
 
   it('the seed Job runs the same publish CLI as `npm run dataset:publish`', () => {
     const [job] = ofKind(set('ci/defaults-values.yaml'), 'Job');
-    const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const cli = /node (\S+\.js)/.exec(scripts['dataset:publish'] ?? '')?.[1];
+    const cli = /node (\S+\.js)/.exec(npmScripts['dataset:publish'] ?? '')?.[1];
     expect(job?.spec.template.spec.containers[0].args).toEqual([cli, 'data/sample-dataset.json']);
     expect(existsSync(join(repoRoot, (cli ?? '').replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
   });

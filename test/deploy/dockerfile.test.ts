@@ -4,7 +4,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from './support/chart.js';
+import { npmScripts, repoRoot } from './support/chart.js';
 
 interface Instruction {
   readonly op: string;
@@ -86,7 +86,8 @@ describe('deploy/docker/Dockerfile', () => {
     expect(dockerfile).not.toMatch(/^\s*HEALTHCHECK/m);
     const cmd = JSON.parse(ops(runtime, 'CMD').at(-1) ?? 'null') as string[];
     expect(JSON.parse(ops(runtime, 'ENTRYPOINT').at(-1) ?? 'null')).toEqual(expect.arrayContaining([expect.stringMatching(/node$/)]));
-    expect(cmd).toEqual(['services/standalone/dist/main.js']);
+    // Same arguments as `npm start` (the standalone server, OpenTelemetry hooks preloaded).
+    expect(['node', ...cmd].join(' ')).toBe(/node .*$/.exec(npmScripts.start ?? '')?.[0]);
     expect(existsSync(join(repoRoot, 'services/standalone/src/main.ts'))).toBe(true);
   });
 
@@ -124,7 +125,8 @@ describe('deploy/docker/Dockerfile', () => {
     expect(isIgnored('data/sample-dataset.json')).toBe(false);
   });
 
-  it('preloads an instrumentation module that exists (chart args: --import @reviews/runtime/instrumentation)', () => {
+  it('preloads an instrumentation module that exists', () => {
+    expect(dockerfile).toContain('"--import", "@reviews/runtime/instrumentation"');
     expect(existsSync(join(repoRoot, 'libs/runtime/src/instrumentation.ts'))).toBe(true);
   });
 });

@@ -24,6 +24,9 @@ export const KUBE_VERSION = '1.32.0';
 export const COMPONENTS = { 'read-api': 'readApi', 'mcp-gateway': 'mcpGateway', 'websub-hub': 'websubHub' } as const;
 export type Component = keyof typeof COMPONENTS;
 
+/** The root package.json scripts: the commands the chart, the image and Tilt must agree with. */
+export const npmScripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
 /** Fetches (once, cached in .tools/) the sha256-pinned Helm and returns its path. */
 export async function ensureHelm(): Promise<string> {
   const { stdout } = await run('bash', [join(repoRoot, 'scripts/ensure-helm.sh')], { cwd: repoRoot, maxBuffer: 1 << 20 });
