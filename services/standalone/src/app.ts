@@ -1,5 +1,6 @@
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { createReadApi } from '@reviews/read-api';
+import { createStandaloneWebSubHub } from '@reviews/websub-hub';
 import { composeRoutes, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
 
 export interface StandaloneDeps {
@@ -21,8 +22,12 @@ export interface StandaloneApp {
  */
 export async function createStandaloneApp(deps: StandaloneDeps): Promise<StandaloneApp> {
   const { logger, metrics, snapshots } = deps;
-  const routes: RouteTable = {};
   const closers: Array<() => Promise<void>> = [];
+  // WebSub: subscriptions in DATA_DIR, delivery in process; follows the same snapshots as the read API.
+  const hub = await createStandaloneWebSubHub({ config: deps.config, logger: logger.child({ component: 'websub-hub' }), metrics, snapshots });
+  await hub.start();
+  closers.push(() => hub.close());
+  const routes: RouteTable = { '/api/websub/hub': hub.handler };
   const readApi = createReadApi({ logger: logger.child({ component: 'read-api' }), metrics, snapshots });
   return {
     handler: composeRoutes(routes, readApi),

@@ -25,7 +25,7 @@ async function startStandalone(initial: string) {
   const dir = await mkdtemp(join(tmpdir(), 'standalone-'));
   const file = join(dir, 'dataset.json');
   await writeFile(file, initial);
-  const config = loadConfig({ DATASET_FILE: file, PORT: '0', METRICS_PORT: '0', BASE_URL: 'https://reviews.example.com' });
+  const config = loadConfig({ DATASET_FILE: file, DATA_DIR: join(dir, 'data'), PORT: '0', METRICS_PORT: '0', BASE_URL: 'https://reviews.example.com' });
   const logger = pino({ level: 'silent' });
   const metrics = createMetrics();
   const snapshots = await followSnapshots(new FileDatasetSource(file, { logger, debounceMs: 20 }), { baseUrl: config.BASE_URL, logger, metrics, service: 'standalone' });

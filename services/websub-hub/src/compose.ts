@@ -27,20 +27,23 @@ export interface NatsHubOptions {
   readonly nc: NatsConnection;
   /** How long a delivery job stays with a replica before another one may take it (> one delivery). */
   readonly ackWaitMs?: number;
+  /** NATS_REPLICAS: stream replicas of the hub's bucket and work queue, if this process creates them. */
+  readonly replicas?: number;
 }
 
 /** Pods: subscriptions in the `websub-subscriptions` KV bucket, jobs in the shared `WEBSUB_DELIVERIES` work queue. */
 export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promise<WebSubHub> {
   const js = jetstream(deps.nc, { timeout: 5_000 });
   const jsm = await jetstreamManager(deps.nc, { timeout: 5_000 });
-  const store = await openNatsSubscriptionStore(js);
+  const store = await openNatsSubscriptionStore(js, deps.replicas ?? 1);
   const queue = await createNatsJobQueue({
     js,
     jsm,
     concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency,
     ackWaitMs: deps.ackWaitMs ?? 30_000,
+    replicas: deps.replicas ?? 1,
     logger: deps.logger,
   });
-  const { nc: _nc, ackWaitMs: _ackWaitMs, ...hubDeps } = deps;
+  const { nc: _nc, ackWaitMs: _ackWaitMs, replicas: _replicas, ...hubDeps } = deps;
   return createWebSubHub({ ...hubDeps, store, queue });
 }

@@ -21,7 +21,7 @@ const nc = await connect({
   waitOnFirstConnect: true,
   maxReconnectAttempts: -1,
 });
-const hub = await createNatsWebSubHub({ config, logger, metrics, snapshots, nc });
+const hub = await createNatsWebSubHub({ config, logger, metrics, snapshots, nc, replicas: config.NATS_REPLICAS });
 await hub.start();
 const service = await startHttpService({
   service: SERVICE,

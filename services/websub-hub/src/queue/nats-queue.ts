@@ -19,6 +19,8 @@ export interface NatsJobQueueOptions {
   readonly concurrency: number;
   /** Longer than one delivery (15 s total timeout); a replica that dies mid-job loses it after this. */
   readonly ackWaitMs: number;
+  /** Stream replicas (NATS_REPLICAS) when this process creates the stream. */
+  readonly replicas?: number;
   readonly logger: Logger;
 }
 
@@ -29,7 +31,7 @@ export interface NatsJobQueueOptions {
  */
 export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<JobQueue> {
   const { js, jsm, logger } = options;
-  await ensureStream(jsm);
+  await ensureStream(jsm, options.replicas ?? 1);
   await ensureConsumer(jsm, options);
   const running = new Set<Promise<void>>();
   let messages: Awaited<ReturnType<Awaited<ReturnType<typeof js.consumers.get>>['consume']>> | null = null;
@@ -77,12 +79,13 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   };
 }
 
-async function ensureStream(jsm: JetStreamManager): Promise<void> {
+async function ensureStream(jsm: JetStreamManager, replicas: number): Promise<void> {
   const config = {
     name: DELIVERY_STREAM,
     subjects: [DELIVERY_SUBJECT],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
+    num_replicas: replicas,
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     max_age: nanos(JOB_MAX_AGE_MS),
   };

@@ -17,7 +17,6 @@ export const SUBSCRIPTIONS_FILE = 'websub-subscriptions.json';
  * file or the new one. Writes are serialised, which makes every `update` atomic.
  */
 export async function openFileSubscriptionStore(dataDir: string): Promise<SubscriptionStore> {
-  await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, SUBSCRIPTIONS_FILE);
   let state: FileContents = await load(path);
   let queue: Promise<unknown> = Promise.resolve();
@@ -29,6 +28,8 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
   };
 
   const persist = async (next: FileContents): Promise<void> => {
+    // Created on the first write: a hub nobody subscribed to leaves no trace on disk.
+    await mkdir(dataDir, { recursive: true });
     const temp = `${path}.${process.pid}.tmp`;
     const handle = await open(temp, 'w', 0o600);
     try {
