@@ -95,6 +95,8 @@ export class NatsDatasetSource implements DatasetSource {
       } catch (error) {
         if (this.closed) break;
         this.options.logger.warn({ err: error }, 'NATS dataset watch failed; retrying');
+        // E.g. JetStream still recovering: don't hold the service's start-up hostage to it.
+        initial.resolve();
       }
       // The watch ends on close and when a reconnect restarts it (see followStatus).
       if (!this.closed) await this.pause(RETRY_DELAY_MS);
