@@ -20,6 +20,17 @@ async function start(handler: RequestHandler, readiness: () => Readiness = () =>
   return { service, metrics };
 }
 
+/** Writes raw bytes on a fresh connection and returns everything the server sends back. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString()));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
 const hello: RequestHandler = (_req, res) => {
   res.setHeader('Content-Type', 'text/plain');
   res.end('hello');
@@ -52,21 +63,18 @@ describe('startHttpService', () => {
     expect((await request(s.url).get('/metrics')).text).toBe('hello');
   });
 
-  it('answers an over-long URL with 414 and an oversized header block with 431', async () => {
+  it('answers an over-long URL with 414, an oversized header block with 431, a malformed request with 400', async () => {
     const { service: s } = await start(hello);
     const long = await request(s.url).get(`/${'a'.repeat(9000)}`);
     expect(long.status).toBe(414);
     expect(long.body).toMatchObject({ error: 'uri_too_long' });
-    const port = new URL(s.url).port;
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`));
-      let data = '';
-      socket.on('data', (chunk) => (data += chunk.toString()));
-      socket.on('end', () => resolve(data));
-      socket.on('error', reject);
-    });
-    expect(raw).toMatch(/^HTTP\/1.1 431/);
-    expect(raw).toContain('"error":"headers_too_large"');
+    const port = Number(new URL(s.url).port);
+    const tooLarge = await rawExchange(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`);
+    expect(tooLarge).toMatch(/^HTTP\/1.1 431/);
+    expect(tooLarge).toContain('"error":"headers_too_large"');
+    const malformed = await rawExchange(port, 'GET / HTTP/1.1\r\nBroken header line\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1.1 400/);
+    expect(malformed).toContain('Content-Type: application/json');
   });
 
   it('shutdown stops accepting, finishes in-flight requests, then runs close hooks in reverse order', async () => {

@@ -6,6 +6,12 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 /** Longest request target served; longer ones get 414 before any routing. */
 export const MAX_URL_LENGTH = 8 * 1024;
 
+const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers exceed 16 KiB.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request took too long to arrive.'],
+  default: [400, 'Bad Request', 'bad_request', 'The request could not be parsed.'],
+};
+
 /**
  * node:http with limits suited to a public, read-only API: small headers, bounded time to send
  * them and the request, keep-alive longer than typical load-balancer idle timeouts.
@@ -26,12 +32,13 @@ export function createHttpServer(handler: RequestHandler): Server {
       handler(req, res);
     },
   );
-  // The request line and headers must arrive within headersTimeout; a stuck socket is dropped.
+  // Requests node:http refuses before routing (malformed, oversized headers, too slow) still get the
+  // JSON envelope instead of Node's bare status line.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return;
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify({ error: status === 431 ? 'headers_too_large' : 'bad_request', message: 'The request could not be parsed.' });
-    socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const [status, reason, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? CLIENT_ERRORS.default!;
+    const body = JSON.stringify({ error: code, message });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   return server;
 }
