@@ -228,7 +228,8 @@ describe('MCP tools, resources and prompts', () => {
   it('counts tool calls by tool and outcome, and initialized sessions', async () => {
     const value = async (name: string, labels: Record<string, string> = {}, series = name) => {
       const values = (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
-      const metric = values.find((v) => (v.metricName ?? name) === series && Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+      // Histograms report buckets, sum and count as one metric; `metricName` tells them apart.
+      const metric = values.find((v) => ((v as { metricName?: string }).metricName ?? name) === series && Object.entries(labels).every(([k, l]) => v.labels[k] === l));
       return metric?.value ?? 0;
     };
     const okBefore = await value('mcp_tool_calls_total', { tool: 'get_business', outcome: 'ok' });
