@@ -1,4 +1,5 @@
 import type { SnapshotFollower } from '@reviews/dataset-store';
+import { createMcpGateway, MCP_PATH } from '@reviews/mcp-gateway';
 import { createReadApi } from '@reviews/read-api';
 import { createStandaloneWebSubHub } from '@reviews/websub-hub';
 import { composeRoutes, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
@@ -23,11 +24,16 @@ export interface StandaloneApp {
 export async function createStandaloneApp(deps: StandaloneDeps): Promise<StandaloneApp> {
   const { logger, metrics, snapshots } = deps;
   const closers: Array<() => Promise<void>> = [];
+  // Built first: it validates MCP_SESSION_SECRET / MCP_ALLOWED_ORIGINS before anything starts.
+  const mcp = createMcpGateway({ config: deps.config, logger: logger.child({ component: 'mcp-gateway' }), metrics, snapshots });
   // WebSub: subscriptions in DATA_DIR, delivery in process; follows the same snapshots as the read API.
   const hub = await createStandaloneWebSubHub({ config: deps.config, logger: logger.child({ component: 'websub-hub' }), metrics, snapshots });
   await hub.start();
   closers.push(() => hub.close());
-  const routes: RouteTable = { '/api/websub/hub': hub.handler };
+  const routes: RouteTable = {
+    '/api/websub/hub': hub.handler,
+    [MCP_PATH]: mcp,
+  };
   const readApi = createReadApi({ logger: logger.child({ component: 'read-api' }), metrics, snapshots });
   return {
     handler: composeRoutes(routes, readApi),
