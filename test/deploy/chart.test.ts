@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvSchema } from '@reviews/runtime';
 import { chartDir, COMPONENTS, ensureHelm, helm, npmScripts, parseManifests, renderChart, repoRoot, selects, validateObject, type Component, type K8sObject } from './support/chart.js';
+import { unknownFields } from './support/unknown-fields.js';
 
 const VALUE_SETS = readdirSync(join(chartDir, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
 const DEV_VALUES = 'values-dev.yaml';
@@ -33,9 +34,12 @@ describe('helm lint --strict', () => {
 });
 
 describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with %s', (file) => {
-  it('is valid against the Kubernetes schemas (no unknown kinds)', () => {
+  it('is valid against the Kubernetes schemas, with no unknown kinds or fields', () => {
     expect(set(file).length).toBeGreaterThan(0);
-    for (const object of set(file)) validateObject(object);
+    for (const object of set(file)) {
+      validateObject(object);
+      expect({ object: `${object.kind}/${object.metadata.name}`, unknown: unknownFields(object) ?? [] }).toEqual({ object: `${object.kind}/${object.metadata.name}`, unknown: [] });
+    }
   });
 
   it('runs every container non-root, without privileges, with resources and a pinned image', () => {
@@ -249,6 +253,9 @@ describe('deploy/dev/nats.yaml (Tilt)', () => {
   it('is valid against the Kubernetes schemas', () => {
     const objects = parseManifests(readFileSync(join(repoRoot, 'deploy/dev/nats.yaml'), 'utf8'), 'deploy/dev/nats.yaml');
     expect(objects.map((o) => o.kind)).toEqual(['Deployment', 'Service']);
-    for (const object of objects) validateObject(object);
+    for (const object of objects) {
+      validateObject(object);
+      expect(unknownFields(object)).toEqual([]);
+    }
   });
 });
