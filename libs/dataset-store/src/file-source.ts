@@ -37,11 +37,17 @@ export class FileDatasetSource implements DatasetSource {
   }
 
   async subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
-    this.#watcher = watch(dirname(this.#path), { persistent: false }, () => this.#schedule(onDataset));
-    this.#watcher.on('error', (error) => {
-      this.#health = { connected: false, detail: `watching ${dirname(this.#path)} failed: ${error.message}` };
-      this.#logger.error({ err: error, file: this.#path }, 'dataset directory watch failed');
-    });
+    const directory = dirname(this.#path);
+    const watchFailed = (error: Error) => {
+      this.#logger.error({ err: error, file: this.#path }, 'cannot watch the dataset directory; changes will not be picked up');
+    };
+    try {
+      this.#watcher = watch(directory, { persistent: false }, () => this.#schedule(onDataset));
+      this.#watcher.on('error', watchFailed);
+    } catch (error) {
+      // A missing directory is reported (health, logs), never a crash: the process stays up, not ready.
+      watchFailed(error as Error);
+    }
     await this.#enqueue(onDataset);
   }
 

@@ -73,6 +73,18 @@ describe('FileDatasetSource', () => {
     expect(source.health().connected).toBe(true);
   });
 
+  it('survives a directory that does not exist: no delivery, reported unhealthy', async () => {
+    const source = new FileDatasetSource(join(tmpdir(), 'no-such-directory-for-datasets', 'dataset.json'), { logger });
+    cleanups.push(() => source.close());
+    const received: PublishedDataset[] = [];
+    await source.subscribe((d) => {
+      received.push(d);
+    });
+    expect(received).toHaveLength(0);
+    expect(source.health()).toMatchObject({ connected: false });
+    expect(source.health().detail).toContain('ENOENT');
+  });
+
   it('delivers unparseable bytes too: judging content is the follower\'s job', async () => {
     const { file, received } = await open(datasetBytes(1));
     await writeFile(file, '{ not json');
