@@ -100,11 +100,6 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
 
   return {
     async send(req) {
-      const host = new URL(req.url).hostname;
-      const literal = ipLiteral(host);
-      if (!options.allowPrivateAddresses && literal !== null && !isPublicAddress(literal)) {
-        return { ok: false, reason: 'blocked', detail: `destination ${literal} is not a public address` };
-      }
       const signal = AbortSignal.timeout(timeouts.totalMs);
       try {
         const response = await request(req.url, {
@@ -140,10 +135,11 @@ async function readCapped(stream: Dispatcher.ResponseData['body'], cap: number):
 }
 
 function classify(error: unknown, signal: AbortSignal): OutboundResult {
-  const chain: unknown[] = [];
-  for (let e: unknown = error; e instanceof Error && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  const codes = chain.map((e) => String((e as { code?: unknown }).code ?? ''));
-  const detail = chain.map((e) => (e as Error).message).join(': ');
+  // Walk the cause chain by shape, not `instanceof`: errors may come from another realm.
+  const chain: Array<{ message?: unknown; code?: unknown; cause?: unknown }> = [];
+  for (let e: unknown = error; typeof e === 'object' && e !== null && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  const codes = chain.map((e) => String(e.code ?? ''));
+  const detail = chain.map((e) => String(e.message ?? '')).join(': ');
   if (codes.includes(BLOCKED)) return { ok: false, reason: 'blocked', detail };
   if (signal.aborted || codes.some((c) => c.includes('TIMEOUT'))) return { ok: false, reason: 'timeout', detail };
   if (codes.some((c) => c.startsWith('ERR_TLS') || c.startsWith('ERR_SSL') || c.includes('CERT') || c.includes('SELF_SIGNED') || c.startsWith('UNABLE_TO'))) {

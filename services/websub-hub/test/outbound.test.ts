@@ -1,0 +1,90 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { isPublicAddress } from '../src/address-policy.js';
+import { decodeUnreservedEscapes, withHubParams } from '../src/callback-url.js';
+import { createOutboundClient, type OutboundClient } from '../src/outbound.js';
+import { createTestPki, Subscriber, type TestPki } from './support.js';
+
+describe('isPublicAddress', () => {
+  it.each([
+    ['127.0.0.1'], ['10.1.2.3'], ['172.16.0.1'], ['192.168.1.1'], ['169.254.169.254'], ['100.64.0.1'], ['0.0.0.0'], ['255.255.255.255'],
+    ['224.0.0.1'], ['192.0.2.1'], ['::1'], ['::'], ['fe80::1'], ['fd00:ec2::254'], ['fc00::1'], ['::ffff:127.0.0.1'], ['::ffff:10.0.0.1'],
+    ['64:ff9b::7f00:1'], ['64:ff9b:1::1'], ['2002:7f00:1::1'], ['2001:db8::1'], ['[::1]'], ['not-an-ip'],
+  ])('refuses %s', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+  it.each([['93.184.215.14'], ['8.8.8.8'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8'], ['[2a00:1450:4001:82b::200e]']])('allows %s', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+});
+
+describe('callback URLs', () => {
+  it('appends hub parameters by concatenation, keeping the callback query as it is', () => {
+    expect(withHubParams('https://a.example/cb', { 'hub.mode': 'subscribe' })).toBe('https://a.example/cb?hub.mode=subscribe');
+    expect(withHubParams('https://a.example/cb?x=a%20b+c', { 'hub.mode': 'x y' })).toBe('https://a.example/cb?x=a%20b+c&hub.mode=x+y');
+    expect(withHubParams('https://a.example/cb?', { a: '1' })).toBe('https://a.example/cb?a=1');
+    expect(withHubParams('https://a.example/cb?x=1&', { a: '1' })).toBe('https://a.example/cb?x=1&a=1');
+  });
+  it('decodes only unreserved percent-escapes', () => {
+    expect(decodeUnreservedEscapes('https://h/%7Euser/%41%2F%3F%20%2e')).toBe('https://h/~user/A%2F%3F%20.');
+  });
+});
+
+describe('outbound client (real HTTPS on loopback)', () => {
+  let pki: TestPki;
+  let server: Subscriber;
+  const clients: OutboundClient[] = [];
+  const client = (allowPrivateAddresses: boolean, extra: { ca?: string; totalMs?: number } = {}) => {
+    const c = createOutboundClient({
+      allowPrivateAddresses,
+      userAgent: 'test-agent',
+      ...(extra.ca ? { tls: { ca: extra.ca } } : {}),
+      ...(extra.totalMs ? { timeouts: { totalMs: extra.totalMs } } : {}),
+    });
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    pki = await createTestPki();
+    server = await Subscriber.start(pki);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await server?.close();
+  });
+
+  it.each([['127.0.0.1'], ['[::ffff:127.0.0.1]'], ['[::1]'], ['localhost']])('blocks %s before any byte is sent when private addresses are disallowed', async (host) => {
+    const name = `blocked-${host.replace(/[^a-z0-9]/gi, '')}`;
+    const result = await client(false, { ca: pki.caPem }).send({ method: 'GET', url: server.url(name, '', host), keepBodyBytes: 10 });
+    expect(result).toMatchObject({ ok: false, reason: 'blocked' });
+    expect(server.requests(name)).toEqual([]);
+  });
+
+  it('reaches loopback when allowed, trusting the extra CA; without it the certificate is refused', async () => {
+    const trusted = await client(true, { ca: pki.caPem }).send({ method: 'GET', url: server.url('trusted'), keepBodyBytes: 10 });
+    expect(trusted).toMatchObject({ ok: true, status: 200 });
+    expect(server.requests('trusted')[0]?.headers['user-agent']).toBe('test-agent');
+    const untrusted = await client(true).send({ method: 'GET', url: server.url('untrusted'), keepBodyBytes: 10 });
+    expect(untrusted).toMatchObject({ ok: false, reason: 'tls' });
+  });
+
+  it('never follows redirects and keeps at most the requested body bytes', async () => {
+    server.behave('moved', () => ({ status: 307, headers: { location: '/cb/target' } }));
+    server.behave('big', () => ({ status: 200, body: 'x'.repeat(5000) }));
+    const c = client(true, { ca: pki.caPem });
+    expect(await c.send({ method: 'GET', url: server.url('moved'), keepBodyBytes: 10 })).toMatchObject({ ok: true, status: 307 });
+    expect(server.requests('target')).toEqual([]);
+    const big = await c.send({ method: 'GET', url: server.url('big'), keepBodyBytes: 1024 });
+    expect(big.ok && big.body.length).toBe(1024);
+    expect(big.ok && big.truncated).toBe(true);
+  });
+
+  it('gives up after the total timeout', async () => {
+    server.behave('stuck', () => 'hang');
+    const started = Date.now();
+    const result = await client(true, { ca: pki.caPem, totalMs: 300 }).send({ method: 'GET', url: server.url('stuck'), keepBodyBytes: 10 });
+    expect(result).toMatchObject({ ok: false, reason: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    server.releaseHanging();
+  });
+});
