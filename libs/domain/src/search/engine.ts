@@ -5,8 +5,6 @@ import type { SearchParams } from '../schemas/search.js';
 import { firstPosition, lowerBound } from './positions.js';
 import { createTextIndex } from './text-index.js';
 
-const noMatch = (): SearchResult => ({ matched: 0, returned: 0, reviews: [] });
-
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
   search(params: SearchParams): SearchResult;
@@ -51,9 +49,10 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
   const byId = new Map(reviews.map((review) => [review.id, review]));
 
   const ratings = Uint8Array.from(reviews, (review) => review.rating);
-  /** atLeast[k]: positions of reviews rated k or more (k = 1..5); ratingFilters[k]: rated exactly k. */
-  const ratingFilters = [1, 2, 3, 4, 5].map((stars) => ({ positions: positionsWhere(count, (p) => ratings[p] === stars), has: (p: number) => ratings[p] === stars }));
-  const atLeastFilters = [1, 2, 3, 4, 5].map((stars) => ({ positions: positionsWhere(count, (p) => (ratings[p] as number) >= stars), has: (p: number) => (ratings[p] as number) >= stars }));
+  const predicateFilter = (has: (position: number) => boolean): PositionFilter => ({ positions: positionsWhere(count, has), has });
+  /** exactRating[k - 1]: reviews rated k; atLeastRating[k - 1]: reviews rated k or more. */
+  const exactRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => ratings[p] === stars));
+  const atLeastRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => (ratings[p] as number) >= stars));
 
   const technicianByKey = lookupTable(business.technicians, (t) => [t.name, ...t.aliases]);
   const serviceByKey = lookupTable(business.services, (s) => [s.id, s.label]);
@@ -70,9 +69,7 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
         if (member) member[position] = 1;
       }
     });
-    return new Map(
-      [...members].map(([key, member]) => [key, { positions: positionsWhere(count, (p) => member[p] === 1), has: (p: number) => member[p] === 1 }]),
-    );
+    return new Map([...members].map(([key, member]) => [key, predicateFilter((p) => member[p] === 1)]));
   }
 
   /** Position range [from, to) of reviews dated within [since, until]. */
@@ -82,22 +79,27 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
     return [from, Math.max(from, to)];
   }
 
-  function search(params: SearchParams): SearchResult {
+  /** The non-text filters of `params`; `undefined` when a named staff member or service does not exist. */
+  function indexedFilters(params: SearchParams): PositionFilter[] | undefined {
     const filters: PositionFilter[] = [];
-    if (params.rating !== undefined) filters.push(ratingFilters[params.rating - 1] as PositionFilter);
-    if (params.min_rating !== undefined) filters.push(atLeastFilters[Math.ceil(params.min_rating) - 1] as PositionFilter);
+    if (params.rating !== undefined) filters.push(exactRating[params.rating - 1] as PositionFilter);
+    if (params.min_rating !== undefined) filters.push(atLeastRating[Math.ceil(params.min_rating) - 1] as PositionFilter);
     if (params.mentions_technician !== undefined) {
       const technician = technicianByKey.get(params.mentions_technician.toLowerCase());
-      const filter = technician && technicianFilters.get(technician.name);
-      if (!filter) return noMatch();
-      filters.push(filter);
+      if (!technician) return undefined;
+      filters.push(technicianFilters.get(technician.name) as PositionFilter);
     }
     if (params.mentions_service !== undefined) {
       const service = serviceByKey.get(params.mentions_service.toLowerCase());
-      const filter = service && serviceFilters.get(service.id);
-      if (!filter) return noMatch();
-      filters.push(filter);
+      if (!service) return undefined;
+      filters.push(serviceFilters.get(service.id) as PositionFilter);
     }
+    return filters;
+  }
+
+  function search(params: SearchParams): SearchResult {
+    const filters = indexedFilters(params);
+    if (!filters) return { matched: 0, returned: 0, reviews: [] };
     const [from, to] = dateRange(params.since, params.until);
     const ranged = filters.map((filter) => inRange(filter, from, to));
     const tests: ((position: number) => boolean)[] = [];
