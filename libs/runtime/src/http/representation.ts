@@ -10,23 +10,29 @@ import { setCorsHeaders } from './cors.js';
  */
 export const CACHE_CONTROL = 'public, max-age=60, must-revalidate';
 
-function variantsOf(representation: Representation): Map<ContentCoding, Variant> {
-  const variants = new Map<ContentCoding, Variant>([['identity', representation.identity]]);
-  if (representation.gzip) variants.set('gzip', representation.gzip);
-  if (representation.br) variants.set('br', representation.br);
+interface Variants {
+  readonly byCoding: ReadonlyMap<ContentCoding, Variant>;
+  readonly available: ReadonlySet<ContentCoding>;
+}
+
+/** Per representation, computed on first use: requests only pick from it. */
+const variantCache = new WeakMap<Representation, Variants>();
+
+function variantsOf(representation: Representation): Variants {
+  let variants = variantCache.get(representation);
+  if (!variants) {
+    const byCoding = new Map<ContentCoding, Variant>([['identity', representation.identity]]);
+    if (representation.gzip) byCoding.set('gzip', representation.gzip);
+    if (representation.br) byCoding.set('br', representation.br);
+    variants = { byCoding, available: new Set(byCoding.keys()) };
+    variantCache.set(representation, variants);
+  }
   return variants;
 }
 
-const variantCache = new WeakMap<Representation, Map<ContentCoding, Variant>>();
-
 function variantFor(representation: Representation, acceptEncoding: string | undefined): Variant {
-  let variants = variantCache.get(representation);
-  if (!variants) {
-    variants = variantsOf(representation);
-    variantCache.set(representation, variants);
-  }
-  const coding = chooseContentCoding(acceptEncoding, new Set(variants.keys()));
-  return variants.get(coding) ?? representation.identity;
+  const { byCoding, available } = variantsOf(representation);
+  return byCoding.get(chooseContentCoding(acceptEncoding, available)) ?? representation.identity;
 }
 
 export interface SendOptions {
