@@ -74,9 +74,10 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
 
 /**
  * POST /mcp (MCP 2025-06-18 streamable HTTP, JSON responses) as a node:http handler; other paths get
- * the JSON 404 envelope, so it can be composed at `/mcp` (composeRoutes) or serve a whole port. Stateless per request, so any replica serves any session: a new
- * McpServer and transport per POST; `initialize` mints an HMAC-signed Mcp-Session-Id, every later
- * request must carry a valid one (missing 400, forged or foreign 404). See docs/adr/0003-mcp-sessions.md.
+ * the JSON 404 envelope, so it can be composed at `/mcp` (composeRoutes) or serve a whole port.
+ * Stateless, so any replica serves any session: a new McpServer and transport per POST; `initialize`
+ * mints an HMAC-signed Mcp-Session-Id, every later request must carry a valid one (missing 400,
+ * forged or foreign 404). See docs/adr/0003-mcp-sessions.md.
  */
 export function createMcpGateway({ config, logger, metrics, snapshots }: McpGatewayDeps): RequestHandler {
   const sessions: SessionIds = createSessionIds(resolveSessionSecret(config));

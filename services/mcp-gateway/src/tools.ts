@@ -142,8 +142,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (snapshot, { name }) => {
       const technician = snapshot.search.technician(name);
       const insight = technician && snapshot.insightsDocument.entities.technicians.find((t) => t.name === technician.name);
+      if (insight) return found(insight);
       const known = snapshot.reviewsDocument.business.technicians.map((t) => (t.aliases.length > 0 ? `${t.name} (${t.aliases.join(', ')})` : t.name));
-      return insight ? found(insight) : notFound(`No staff member is called "${name}". Known staff: ${known.join('; ') || 'none'}.`);
+      return notFound(`No staff member is called "${name}". Known staff: ${known.join('; ') || 'none'}.`);
     },
   }),
   defineTool({
@@ -156,8 +157,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (snapshot, { service }) => {
       const ref = snapshot.search.service(service);
       const insight = ref && snapshot.insightsDocument.entities.services.find((s) => s.id === ref.id);
+      if (insight) return found(insight);
       const known = snapshot.reviewsDocument.business.services.map((s) => `${s.id} (${s.label})`);
-      return insight ? found(insight) : notFound(`Unknown service "${service}". Known services: ${known.join(', ')}.`);
+      return notFound(`Unknown service "${service}". Known services: ${known.join(', ')}.`);
     },
   }),
   defineTool({
