@@ -6,14 +6,17 @@ export function setCorsHeaders(res: ServerResponse): void {
   res.setHeader('Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id');
 }
 
+const HEADER_NAME_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
+
 /** Answers a CORS preflight (OPTIONS) with 204 for the given methods. */
 export function sendPreflight(req: IncomingMessage, res: ServerResponse, methods: string): void {
   res.statusCode = 204;
   setCorsHeaders(res);
   res.setHeader('Access-Control-Allow-Methods', methods);
   const requested = req.headers['access-control-request-headers'];
-  // Nothing is secret here (no cookies, Authorization is ignored), so any requested header may be sent.
-  if (requested) res.setHeader('Access-Control-Allow-Headers', requested);
+  // Nothing is secret here (no cookies, Authorization is ignored), so any requested header may be
+  // sent; echoing is limited to a well-formed list of header names.
+  if (requested && HEADER_NAME_LIST.test(requested)) res.setHeader('Access-Control-Allow-Headers', requested);
   res.setHeader('Access-Control-Max-Age', '86400');
   res.setHeader('Allow', methods);
   res.end();
