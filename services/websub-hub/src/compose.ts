@@ -45,5 +45,5 @@ export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promi
     logger: deps.logger,
   });
   const { nc: _nc, ackWaitMs: _ackWaitMs, replicas: _replicas, ...hubDeps } = deps;
-  return createWebSubHub({ ...hubDeps, store, queue });
+  return createWebSubHub({ ...hubDeps, store, queue, sharedAcrossReplicas: true });
 }

@@ -28,6 +28,12 @@ export interface DistributionDeps {
   /** Delay before attempt n+1 after n consecutive failures (WEBSUB_RETRY_DELAYS_MS; [0] is the first attempt). */
   readonly retryDelaysMs: readonly number[];
   readonly now: () => number;
+  /**
+   * Several replicas announce concurrently (NATS): one that lags behind may swap to an older dataset
+   * after a newer one was announced, so announcements are ordered by publish time. A single process
+   * (standalone) announces in the order its snapshots arrive, whatever their timestamps.
+   */
+  readonly sharedAcrossReplicas: boolean;
 }
 
 /**
@@ -35,7 +41,7 @@ export interface DistributionDeps {
  * queue one job per active subscription, then record the announcement. Runs on every replica after
  * every swap and at start (which covers changes made while no hub ran); replicas computing the same
  * change produce the same job ids, which the queue deduplicates, and the compare-and-set on the
- * topic state lets exactly one of them record it. An older dataset never overrides a newer one.
+ * topic state lets exactly one of them record it.
  */
 export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDeps): Promise<void> {
   const { store, queue, logger, now } = deps;
@@ -44,7 +50,7 @@ export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDep
     const etag = snapshot.topic(topic).identity.etag;
     for (;;) {
       const state = await store.topicState(topic);
-      if (state?.etag === etag || (state && state.publishedAtMs > publishedAtMs)) break;
+      if (state?.etag === etag || (deps.sharedAcrossReplicas && state && state.publishedAtMs > publishedAtMs)) break;
       const seq = (state?.seq ?? 0) + 1;
       const t = now();
       const subscribers = (await store.list()).filter((s) => s.topic === topic && isActive(s, t));

@@ -50,6 +50,8 @@ export interface WebSubHubDeps {
     readonly tls?: { readonly ca?: string | readonly string[] };
   };
   readonly limits?: Partial<HubLimits>;
+  /** True when several hub replicas share `store` and `queue` (NATS); see DistributionDeps. */
+  readonly sharedAcrossReplicas?: boolean;
 }
 
 export interface WebSubHub {
@@ -101,6 +103,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     current: () => snapshots.current(),
     retryDelaysMs: config.WEBSUB_RETRY_DELAYS_MS,
     now,
+    sharedAcrossReplicas: deps.sharedAcrossReplicas ?? false,
   };
   const verification = {
     store,

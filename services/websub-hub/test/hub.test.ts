@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { topicLinkHeader, type Snapshot } from '@reviews/domain';
+import { topicLinkHeader, TOPICS, type Snapshot } from '@reviews/domain';
 import { subscriptionKey, type Subscription } from '../src/subscription.js';
 import {
   createTestPki,
@@ -39,10 +39,15 @@ afterAll(async () => {
   await dir?.remove();
 });
 
-/** Publish a new dataset version; every topic's bytes change. */
-function publishChange(): Snapshot {
+/** Publish a new dataset version (every topic's bytes change) and wait until the hub queued its notifications. */
+async function publishChange(): Promise<Snapshot> {
   const snapshot = snapshotFor(++seed);
   follower.publish(snapshot);
+  await waitFor(
+    async () => (await Promise.all(TOPICS.map(async (t) => (await hub.store.topicState(t))?.etag === snapshot.topic(t).identity.etag))).every(Boolean),
+    5000,
+    'change announced on every topic',
+  );
   return snapshot;
 }
 
@@ -127,7 +132,7 @@ describe('subscription state table (spec §3)', () => {
     expect(verification?.query.get('hub.challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(verification?.headers['user-agent']).toMatch(/reviews-websub-hub/);
 
-    const snapshot = publishChange();
+    const snapshot = await publishChange();
     await waitFor(() => subscriber.notifications('happy').length === 1, 5000, 'notification');
     const [note] = subscriber.notifications('happy');
     const representation = snapshot.topic('reviews');
@@ -143,7 +148,7 @@ describe('subscription state table (spec §3)', () => {
 
   it('the Atom topic is delivered as application/atom+xml', async () => {
     await subscribeVerified('atom', {}, TOPIC_URLS.feedAtom);
-    const snapshot = publishChange();
+    const snapshot = await publishChange();
     await waitFor(() => subscriber.notifications('atom').length === 1, 5000, 'atom notification');
     const [note] = subscriber.notifications('atom');
     expect(note?.headers['content-type']).toBe('application/atom+xml');
@@ -184,7 +189,7 @@ describe('subscription state table (spec §3)', () => {
     expect(Number(check?.query.get('hub.lease_seconds'))).toBeGreaterThan(0);
     // A later change reaches the other subscribers but not this one.
     await subscribeVerified('witness-unsub');
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('witness-unsub').length === 1, 5000, 'witness notification');
     expect(subscriber.notifications('leaver')).toEqual([]);
   });
@@ -197,7 +202,7 @@ describe('subscription state table (spec §3)', () => {
     await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback });
     await verificationsSettled('unsubscribe', 'wrong_status', failedBefore + 1);
     expect(await stored(callback)).not.toBeNull();
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('stayer').length === 1, 5000, 'still notified');
   });
 
@@ -205,7 +210,7 @@ describe('subscription state table (spec §3)', () => {
     const callback = subscriber.url('failing');
     await subscribeVerified('failing');
     subscriber.behave('failing', (req) => (req.method === 'POST' ? { status: 500 } : req.query.has('hub.challenge') ? 'echo' : { status: 200 }));
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.requests('failing').some((r) => r.query.get('hub.mode') === 'denied'), 5000, 'denial');
     expect(subscriber.notifications('failing')).toHaveLength(3);
     const denial = subscriber.requests('failing').find((r) => r.query.get('hub.mode') === 'denied');
@@ -221,10 +226,10 @@ describe('subscription state table (spec §3)', () => {
     await subscribeVerified('flaky');
     let posts = 0;
     subscriber.behave('flaky', (req) => (req.method === 'POST' ? (++posts % 3 === 0 ? { status: 204 } : { status: 503 }) : 'echo'));
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('flaky').length === 3, 5000, 'two failures then success');
     await waitFor(async () => (await stored(callback))?.failures === 0, 5000, 'reset');
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('flaky').length === 6, 5000, 'again two failures then success');
     expect(await stored(callback)).not.toBeNull();
     expect(subscriber.requests('flaky').some((r) => r.query.get('hub.mode') === 'denied')).toBe(false);
@@ -234,7 +239,7 @@ describe('subscription state table (spec §3)', () => {
     const callback = subscriber.url('gone');
     await subscribeVerified('gone');
     subscriber.behave('gone', (req) => (req.method === 'POST' ? { status: 410 } : 'echo'));
-    publishChange();
+    await publishChange();
     await waitFor(async () => (await stored(callback)) === null, 5000, 'removed on 410');
     expect(subscriber.notifications('gone')).toHaveLength(1);
     expect(subscriber.requests('gone').some((r) => r.query.get('hub.mode') === 'denied')).toBe(false);
@@ -250,7 +255,7 @@ describe('callback query strings', () => {
     const [verification] = subscriber.verifications('query');
     expect(verification?.target.startsWith(`/cb/query${own}&hub.mode=subscribe&`)).toBe(true);
     expect(verification?.query.getAll('hub.challenge')[0]).toBe('theirs');
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('query').length === 1, 5000, 'notification with query');
     expect(subscriber.notifications('query')[0]?.target).toBe(`/cb/query${own}`);
   });
@@ -303,12 +308,12 @@ describe('renewals and secrets', () => {
     await subscribeVerified('rotate', { 'hub.secret': 'first-secret' });
     expect((await hub.store.list()).filter((s) => s.callback === callback)).toHaveLength(1);
 
-    let snapshot = publishChange();
+    let snapshot = await publishChange();
     await waitFor(() => subscriber.notifications('rotate').length === 1, 5000, 'one notification for two subscribes');
     expect(subscriber.notifications('rotate')[0]?.headers['x-hub-signature']).toBe(sign('first-secret', snapshot.topic('reviews').identity.body));
 
     await subscribeVerified('rotate', { 'hub.secret': 'second-secret' });
-    snapshot = publishChange();
+    snapshot = await publishChange();
     await waitFor(() => subscriber.notifications('rotate').length === 2, 5000, 'signed with the new secret');
     expect(subscriber.notifications('rotate')[1]?.headers['x-hub-signature']).toBe(sign('second-secret', snapshot.topic('reviews').identity.body));
 
@@ -320,14 +325,14 @@ describe('renewals and secrets', () => {
     const kept = await stored(callback);
     expect(kept?.secret).toBe('second-secret');
     expect(kept?.leaseSeconds).toBe(600);
-    snapshot = publishChange();
+    snapshot = await publishChange();
     await waitFor(() => subscriber.notifications('rotate').length === 3, 5000, 'still signed with the old secret');
     expect(subscriber.notifications('rotate')[2]?.headers['x-hub-signature']).toBe(sign('second-secret', snapshot.topic('reviews').identity.body));
 
     // A verified renewal without a secret makes notifications unsigned.
     subscriber.behave('rotate', (req) => (req.method === 'GET' ? 'echo' : { status: 204 }));
     await subscribeVerified('rotate');
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('rotate').length === 4, 5000, 'unsigned');
     expect(subscriber.notifications('rotate')[3]?.headers['x-hub-signature']).toBeUndefined();
   });
@@ -336,11 +341,11 @@ describe('renewals and secrets', () => {
     await subscribeVerified('newest');
     let posts = 0;
     subscriber.behave('newest', (req) => (req.method === 'POST' ? (++posts === 1 ? { status: 500 } : { status: 204 }) : 'echo'));
-    publishChange();
+    await publishChange();
     await waitFor(() => subscriber.notifications('newest').length === 1, 5000, 'first attempt');
-    const latest = publishChange();
+    const latest = await publishChange();
     await waitFor(() => subscriber.notifications('newest').length >= 2, 5000, 'second attempt');
-    const last = publishChange();
+    const last = await publishChange();
     await waitFor(() => subscriber.notifications('newest').some((n) => n.body.equals(last.topic('reviews').identity.body)), 5000, 'third change');
     const bodies = subscriber.notifications('newest').map((n) => n.body);
     // Never the stale content after the newer one, and the newer content exactly once.

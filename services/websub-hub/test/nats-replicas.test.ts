@@ -1,13 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildSnapshotFromInput } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
-import { createNatsJobQueue, DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
-import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
+import { DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
 import { BASE_URL, createTestPki, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
 
 /** Short enough that a dead replica's jobs move on quickly, longer than one (slow) test delivery. */
@@ -37,10 +36,7 @@ async function startReplica(name: string): Promise<Replica> {
   const source = new NatsDatasetSource({ servers: nats.url, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry });
   const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silentLogger, metrics, service: name });
   const nc = await connect({ servers: nats.url, name });
-  const js = jetstream(nc);
-  const store = await openNatsSubscriptionStore(js);
-  const queue = await createNatsJobQueue({ js, jsm: await jetstreamManager(nc), concurrency: 2, ackWaitMs: ACK_WAIT_MS, logger: silentLogger });
-  const hub = await startHub({ pki, dataDir: dir.path, follower, store, queue });
+  const hub = await startHub({ pki, dataDir: dir.path, follower, nats: { nc, ackWaitMs: ACK_WAIT_MS, deliveryConcurrency: 2 } });
   const replica: Replica = {
     hub,
     nc,

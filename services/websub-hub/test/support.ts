@@ -12,9 +12,12 @@ import type { SnapshotFollower } from '@reviews/dataset-store';
 import { createHttpServer, createMetrics, loadConfig, type Metrics } from '@reviews/runtime';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { createWebSubHub, type HubLimits, type WebSubHub } from '../src/hub.js';
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createNatsWebSubHub } from '../src/compose.js';
 import { createMemoryJobQueue } from '../src/queue/memory-queue.js';
-import type { JobQueue } from '../src/queue/job-queue.js';
 import { openFileSubscriptionStore } from '../src/store/file-store.js';
+import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import type { OutboundTimeouts } from '../src/outbound.js';
 
@@ -197,12 +200,13 @@ export interface TestHubOptions {
   readonly env?: Record<string, string>;
   readonly limits?: Partial<HubLimits>;
   readonly timeouts?: Partial<OutboundTimeouts>;
-  readonly store?: SubscriptionStore;
-  readonly queue?: JobQueue;
+  /** Run the pod composition (NATS KV store + shared work queue) on this connection instead of file + memory. */
+  readonly nats?: { readonly nc: NatsConnection; readonly ackWaitMs: number; readonly deliveryConcurrency: number };
 }
 
 export interface RunningHub {
   readonly hub: WebSubHub;
+  /** The state this hub uses (file store, or a view of the NATS bucket). */
   readonly store: SubscriptionStore;
   readonly metrics: Metrics;
   readonly url: string;
@@ -223,18 +227,24 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
     ...options.env,
   });
   const metrics = createMetrics();
-  const store = options.store ?? (await openFileSubscriptionStore(config.DATA_DIR));
-  const queue = options.queue ?? createMemoryJobQueue({ concurrency: 16, logger: silentLogger });
-  const hub = createWebSubHub({
+  const base = {
     config,
     logger: silentLogger,
     metrics,
     snapshots: options.follower,
-    store,
-    queue,
     outbound: { tls: { ca: options.pki.caPem }, ...(options.timeouts ? { timeouts: options.timeouts } : {}) },
     limits: { perClient: { burst: 1000, perMinute: 6000 }, perCallbackHost: { burst: 1000, perMinute: 6000 }, sweepIntervalMs: 100, ...options.limits },
-  });
+  };
+  let hub: WebSubHub;
+  let store: SubscriptionStore;
+  if (options.nats) {
+    const { nc, ackWaitMs, deliveryConcurrency } = options.nats;
+    hub = await createNatsWebSubHub({ ...base, limits: { ...base.limits, deliveryConcurrency }, nc, ackWaitMs });
+    store = await openNatsSubscriptionStore(jetstream(nc));
+  } else {
+    store = await openFileSubscriptionStore(config.DATA_DIR);
+    hub = createWebSubHub({ ...base, store, queue: createMemoryJobQueue({ concurrency: 16, logger: silentLogger }) });
+  }
   await hub.start();
   const server = createHttpServer(hub.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -253,7 +263,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await hub.close();
-      if (!options.store) await store.close();
+      await store.close();
     },
   };
 }
