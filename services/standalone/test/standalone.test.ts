@@ -49,6 +49,24 @@ describe('standalone', () => {
     expect((await request(url).get('/api/reviews/search?rating=5')).status).toBe(200);
   });
 
+  it('routes /mcp to the MCP gateway and /api/websub/hub to the hub, like the ingress', async () => {
+    const { url } = await startStandalone(valid(1));
+    const initialize = await request(url)
+      .post('/mcp')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/json, text/event-stream')
+      .send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } });
+    expect(initialize.status).toBe(200);
+    expect(initialize.headers['mcp-session-id']).toBeTruthy();
+    const plainHttpCallback = await request(url)
+      .post('/api/websub/hub')
+      .type('form')
+      .send({ 'hub.mode': 'subscribe', 'hub.topic': 'https://reviews.example.com/feed.xml', 'hub.callback': 'http://subscriber.example/cb' });
+    expect(plainHttpCallback.status).toBeGreaterThanOrEqual(400);
+    expect(plainHttpCallback.status).toBeLessThan(500);
+    expect((await request(url).get('/api/websub/hub/extra')).status).toBe(404);
+  });
+
   it('reloads a changed file: new ETag, new content', async () => {
     const { url, file } = await startStandalone(valid(1));
     const before = await request(url).get('/reviews.json');
