@@ -43,43 +43,81 @@ function forEachTrigram(text: string, visit: (code: number) => void): void {
   }
 }
 
+/**
+ * A trigram found in more than this share of the texts is stored as a bitset (count / 8 bytes)
+ * instead of a position list (4 bytes per text): common trigrams, the bulk of all postings, then
+ * cost a fraction of the memory, and intersecting them is a word-wise AND.
+ */
+const BITSET_ABOVE_SHARE = 1 / 32;
+
 export function createTextIndex(texts: readonly string[]): TextIndex {
   const lowered = texts.map((text) => text.toLowerCase());
+  const count = lowered.length;
+  const wordsPerBitset = Math.ceil(count / 32);
 
-  // Two passes (count, then fill) build every posting list inside one Int32Array without resizing.
-  const offsets = new Int32Array(TRIGRAM_COUNT + 1);
-  const lastSeen = new Int32Array(TRIGRAM_COUNT).fill(-1);
-  lowered.forEach((text, position) =>
-    forEachTrigram(text, (code) => {
-      if (lastSeen[code] === position) return;
-      lastSeen[code] = position;
-      offsets[code + 1] = (offsets[code + 1] as number) + 1;
-    }),
-  );
-  for (let code = 0; code < TRIGRAM_COUNT; code++) offsets[code + 1] = (offsets[code + 1] as number) + (offsets[code] as number);
-  const postings = new Int32Array(offsets[TRIGRAM_COUNT] as number);
-  const cursor = offsets.slice(0, TRIGRAM_COUNT);
-  lastSeen.fill(-1);
-  lowered.forEach((text, position) =>
-    forEachTrigram(text, (code) => {
-      if (lastSeen[code] === position) return;
-      lastSeen[code] = position;
-      postings[cursor[code] as number] = position;
-      cursor[code] = (cursor[code] as number) + 1;
-    }),
-  );
+  /** Calls `visit` once per distinct trigram code of each text, with the text's position. */
+  const lastSeen = new Int32Array(TRIGRAM_COUNT);
+  const forEachDistinctTrigram = (visit: (code: number, position: number) => void) => {
+    lastSeen.fill(-1);
+    lowered.forEach((text, position) =>
+      forEachTrigram(text, (code) => {
+        if (lastSeen[code] === position) return;
+        lastSeen[code] = position;
+        visit(code, position);
+      }),
+    );
+  };
 
-  const postingList = (code: number) => postings.subarray(offsets[code], offsets[code + 1]);
+  // Pass 1 counts texts per trigram and picks each trigram's storage; pass 2 fills lists and bitsets
+  // in place, so nothing is resized.
+  const textsWith = new Int32Array(TRIGRAM_COUNT);
+  forEachDistinctTrigram((code) => (textsWith[code] = (textsWith[code] as number) + 1));
+  const bitsetSlot = new Int32Array(TRIGRAM_COUNT).fill(-1);
+  const listStart = new Int32Array(TRIGRAM_COUNT + 1);
+  let slots = 0;
+  for (let code = 0; code < TRIGRAM_COUNT; code++) {
+    const texts = textsWith[code] as number;
+    const useBitset = texts > count * BITSET_ABOVE_SHARE;
+    if (useBitset) bitsetSlot[code] = slots++;
+    listStart[code + 1] = (listStart[code] as number) + (useBitset ? 0 : texts);
+  }
+  const lists = new Int32Array(listStart[TRIGRAM_COUNT] as number);
+  const bitsets = new Uint32Array(slots * wordsPerBitset);
+  const listEnd = listStart.slice(0, TRIGRAM_COUNT);
+  forEachDistinctTrigram((code, position) => {
+    const slot = bitsetSlot[code] as number;
+    if (slot >= 0) {
+      const word = slot * wordsPerBitset + (position >>> 5);
+      bitsets[word] = (bitsets[word] as number) | (1 << (position & 31));
+    } else {
+      lists[listEnd[code] as number] = position;
+      listEnd[code] = (listEnd[code] as number) + 1;
+    }
+  });
+
   const contains = (position: number, lowerQuery: string) => (lowered[position] as string).includes(lowerQuery);
 
+  /** Positions whose texts hold every trigram of `codes` (a superset of the matches, ascending). */
+  function candidates(codes: readonly number[]): Int32Array {
+    const listed: Int32Array[] = [];
+    const sets: Uint32Array[] = [];
+    for (const code of codes) {
+      const slot = bitsetSlot[code] as number;
+      if (slot >= 0) sets.push(bitsets.subarray(slot * wordsPerBitset, (slot + 1) * wordsPerBitset));
+      else listed.push(lists.subarray(listStart[code], listStart[code + 1]));
+    }
+    if (listed.length === 0) return setBits(and(sets));
+    return intersect(listed.sort((a, b) => a.length - b.length), sets);
+  }
+
   function computeMatches(lowerQuery: string): Int32Array {
-    if (lowerQuery.length < 3) return keep(lowered.length, (position) => contains(position, lowerQuery));
+    if (lowerQuery.length < 3) return keep(count, (position) => contains(position, lowerQuery));
     const codes = new Set<number>();
     forEachTrigram(lowerQuery, (code) => codes.add(code));
-    const candidates = intersect([...codes].map(postingList).sort((a, b) => a.length - b.length));
+    const found = candidates([...codes]);
     // One trigram of characters with their own symbols: every candidate is a match.
-    if (lowerQuery.length === 3 && EXACT_SYMBOLS.test(lowerQuery)) return candidates;
-    return keep(candidates.length, (i) => contains(candidates[i] as number, lowerQuery), candidates);
+    if (lowerQuery.length === 3 && EXACT_SYMBOLS.test(lowerQuery)) return found;
+    return keep(found.length, (i) => contains(found[i] as number, lowerQuery), found);
   }
 
   const remembered = new Map<string, Int32Array>();
@@ -96,6 +134,27 @@ export function createTextIndex(texts: readonly string[]): TextIndex {
   };
 }
 
+const hasBit = (words: Uint32Array, position: number) => (((words[position >>> 5] as number) >>> (position & 31)) & 1) === 1;
+
+function and(sets: readonly Uint32Array[]): Uint32Array {
+  const [first, ...rest] = sets as [Uint32Array, ...Uint32Array[]];
+  const result = first.slice();
+  for (const set of rest) for (let w = 0; w < result.length; w++) result[w] = (result[w] as number) & (set[w] as number);
+  return result;
+}
+
+/** Positions of the set bits, ascending. */
+function setBits(words: Uint32Array): Int32Array {
+  let total = 0;
+  for (const word of words) for (let w = word; w !== 0; w &= w - 1) total++;
+  const positions = new Int32Array(total);
+  let size = 0;
+  words.forEach((word, index) => {
+    for (let w = word; w !== 0; w &= w - 1) positions[size++] = index * 32 + (31 - Math.clz32(w & -w));
+  });
+  return positions;
+}
+
 /** The elements i of `from` (default: i itself) for which `keepIndex(i)` holds, for i in [0, count). */
 function keep(count: number, keepIndex: (i: number) => boolean, from?: Int32Array): Int32Array {
   const kept = new Int32Array(count);
@@ -104,11 +163,9 @@ function keep(count: number, keepIndex: (i: number) => boolean, from?: Int32Arra
   return kept.slice(0, size);
 }
 
-/** Intersection of ascending lists, walking the shortest and advancing one cursor per other list. */
-function intersect(listsShortestFirst: readonly Int32Array[]): Int32Array {
-  const [shortest, ...others] = listsShortestFirst;
-  if (!shortest) return new Int32Array(0);
-  if (others.length === 0) return shortest;
+/** Positions in every list and every bitset: walks the shortest list, one forward cursor per other list. */
+function intersect(listsShortestFirst: readonly Int32Array[], sets: readonly Uint32Array[]): Int32Array {
+  const [shortest, ...others] = listsShortestFirst as [Int32Array, ...Int32Array[]];
   const result = new Int32Array(shortest.length);
   const cursors = new Int32Array(others.length);
   let size = 0;
@@ -122,6 +179,7 @@ function intersect(listsShortestFirst: readonly Int32Array[]): Int32Array {
       if (i === list.length) break outer;
       if (list[i] !== position) continue outer;
     }
+    for (const set of sets) if (!hasBit(set, position)) continue outer;
     result[size++] = position;
   }
   return result.subarray(0, size);
