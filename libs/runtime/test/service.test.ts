@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createMetrics, startHttpService, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
+import { createHttpServer, createMetrics, startHttpService, withProbes, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
 
 const logger = pino({ level: 'silent' });
 const notReady: Readiness = { ready: false, version: null, publishedAt: null, source: { connected: false, detail: 'cannot read x: ENOENT' }, lastRejection: 'dataset v1 refused (invalid_json): oops' };
@@ -120,5 +120,13 @@ describe('startHttpService', () => {
     await s.shutdown('test');
     expect(await pending).toBe('cut');
     service = null;
+  });
+
+  it('/readyz answers 503 shutting_down once shutdown has begun, even with a dataset loaded', async () => {
+    const server = createHttpServer(withProbes(hello, () => ready, () => true));
+    const res = await request(server).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ status: 'shutting_down', version: 'v2' });
+    expect((await request(server).get('/healthz')).status).toBe(200);
   });
 });
