@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { createTextIndex } from '@reviews/domain/search/text-index';
+
+/** Reference: every position whose lower-cased text includes the lower-cased query. */
+const naive = (texts: string[], query: string) => texts.flatMap((text, position) => (text.toLowerCase().includes(query) ? [position] : []));
+
+describe('text index', () => {
+  // A small alphabet makes queries hit, miss and collide in the folded trigram buckets.
+  const alphabet = fc.constantFrom('a', 'B', 'c', ' ', '.', ',', 'é', 'É', 'İ', 'ß', '1', '😀');
+  const text = fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join(''));
+
+  it('finds exactly the texts containing the query, for short and long queries and any number of texts', () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 120 }), fc.array(fc.array(alphabet, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 8 }), (texts, queries) => {
+        const index = createTextIndex(texts);
+        for (const query of [...queries, ...queries].map((chars) => chars.join('').toLowerCase())) {
+          expect(Array.from(index.matches(query))).toEqual(naive(texts, query));
+        }
+      }),
+      { numRuns: 150, seed: 424242 },
+    );
+  });
+
+  it('stores common trigrams as bitsets and rare ones as lists, and intersects both', () => {
+    const texts = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? `the kind staff ${i}` : `the staff ${i}`));
+    const index = createTextIndex(texts);
+    expect(Array.from(index.matches('the'))).toEqual(naive(texts, 'the'));
+    expect(Array.from(index.matches('kind staff 3'))).toEqual(naive(texts, 'kind staff 3'));
+    expect(Array.from(index.matches('staff 19'))).toEqual([19, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199]);
+  });
+
+  it('keeps answering correctly after more distinct queries than it remembers', () => {
+    const texts = Array.from({ length: 50 }, (_, i) => `review number ${i}`);
+    const index = createTextIndex(texts);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 100; i++) expect(Array.from(index.matches(`number ${i}`))).toEqual(naive(texts, `number ${i}`));
+    }
+  });
+});
