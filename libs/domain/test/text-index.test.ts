@@ -7,7 +7,7 @@ const naive = (texts: string[], query: string) => texts.flatMap((text, position)
 
 describe('text index', () => {
   // A small alphabet makes queries hit, miss and collide in the folded trigram buckets.
-  const alphabet = fc.constantFrom('a', 'B', 'c', ' ', '.', ',', 'é', 'É', 'İ', 'ß', '1', '😀');
+  const alphabet = fc.constantFrom('a', 'B', 'c', ' ', '.', '|', ',', 'é', 'É', 'İ', 'ß', '1', '😀'); // '.' and '|' share a bucket
   const text = fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join(''));
 
   it('finds exactly the texts containing the query, for short and long queries and any number of texts', () => {
@@ -20,6 +20,12 @@ describe('text index', () => {
       }),
       { numRuns: 150, seed: 424242 },
     );
+  });
+
+  it('confirms candidates whose trigrams only collide in a folded bucket', () => {
+    const index = createTextIndex(['a|b', 'a.b']);
+    expect(Array.from(index.matches('a.b'))).toEqual([1]);
+    expect(Array.from(index.matches('x|b'))).toEqual([]);
   });
 
   it('stores common trigrams as bitsets and rare ones as lists, and intersects both', () => {
