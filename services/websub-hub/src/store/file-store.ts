@@ -42,32 +42,26 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     state = next;
   };
 
+  /** One atomic read-change-write of an entry in one section of the file. */
+  const updateEntry = <S extends keyof FileContents, T>(section: S, key: string, change: Change<T>): Promise<T | null> =>
+    serialised(async () => {
+      const entries = state[section] as Record<string, T>;
+      const current = entries[key] ?? null;
+      const next = change(current);
+      if (next === undefined) return current;
+      const updated = { ...entries };
+      if (next === null) delete updated[key];
+      else updated[key] = next;
+      await persist({ ...state, [section]: updated });
+      return next;
+    });
+
   return {
     get: async (key) => state.subscriptions[key] ?? null,
     list: async () => Object.values(state.subscriptions),
-    update: (key, change: Change<Subscription>) =>
-      serialised(async () => {
-        const current = state.subscriptions[key] ?? null;
-        const next = change(current);
-        if (next === undefined) return current;
-        const subscriptions = { ...state.subscriptions };
-        if (next === null) delete subscriptions[key];
-        else subscriptions[key] = next;
-        await persist({ ...state, subscriptions });
-        return next;
-      }),
+    update: (key, change: Change<Subscription>) => updateEntry('subscriptions', key, change),
     topicState: async (topic) => state.topics[topic] ?? null,
-    updateTopicState: (topic, change: Change<TopicState>) =>
-      serialised(async () => {
-        const current = state.topics[topic] ?? null;
-        const next = change(current);
-        if (next === undefined) return current;
-        const topics = { ...state.topics };
-        if (next === null) delete topics[topic];
-        else topics[topic] = next;
-        await persist({ ...state, topics });
-        return next;
-      }),
+    updateTopicState: (topic, change: Change<TopicState>) => updateEntry('topics', topic, change),
     close: () => serialised(async () => undefined),
   };
 }
