@@ -13,7 +13,7 @@ export function buildReviewsDocument(input: DatasetInput): ReviewsDocument {
   };
 }
 
-export function aggregateRating(reviews: readonly Review[]): AggregateRating {
+function aggregateRating(reviews: readonly Review[]): AggregateRating {
   const distribution = { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 };
   let sum = 0;
   for (const { rating } of reviews) {
