@@ -110,7 +110,8 @@ async function ensureConsumer(jsm: JetStreamManager, options: NatsJobQueueOption
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: -1,
-    max_ack_pending: 1_000,
+    // Jobs waiting out a retry delay (nak with delay) stay "ack pending": leave room for many.
+    max_ack_pending: 20_000,
   };
   try {
     await jsm.consumers.add(DELIVERY_STREAM, config);
