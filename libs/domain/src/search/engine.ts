@@ -17,22 +17,30 @@ export interface SearchEngine {
 }
 
 /**
- * A filter that can both enumerate its matches (positions ascending = newest first) and test one
- * position. The filter with the fewest matches in the date range drives the search; the others test.
+ * A filter as both its matches (positions ascending = newest first) and a membership byte per
+ * position. The filter with the fewest matches in the date range drives the search; the others
+ * are tested by one array read each.
  */
 interface PositionFilter {
   readonly positions: Int32Array;
-  has(position: number): boolean;
+  /** member()[position] is 1 for a match. Built on demand for query matches, which usually drive. */
+  member(): Uint8Array;
+}
+
+function membership(positions: Int32Array, count: number): Uint8Array {
+  const member = new Uint8Array(count);
+  for (const position of positions) member[position] = 1;
+  return member;
+}
+
+/** An index filter: its membership bytes are built once, with the engine. */
+function storedFilter(positions: Int32Array, member: Uint8Array): PositionFilter {
+  return { positions, member: () => member };
 }
 
 /** The part of a filter's positions inside the date range [from, to): indexes [start, end). */
 function inRange(filter: PositionFilter, from: number, to: number) {
   return { filter, start: lowerBound(filter.positions, from), end: lowerBound(filter.positions, to) };
-}
-
-/** A filter over a plain position list; membership by binary search. */
-function sortedFilter(positions: Int32Array): PositionFilter {
-  return { positions, has: (position) => positions[lowerBound(positions, position)] === position };
 }
 
 /** Below this many candidates, testing each text beats computing (or recalling) all matches of a query. */
@@ -49,7 +57,10 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
   const byId = new Map(reviews.map((review) => [review.id, review]));
 
   const ratings = Uint8Array.from(reviews, (review) => review.rating);
-  const predicateFilter = (has: (position: number) => boolean): PositionFilter => ({ positions: positionsWhere(count, has), has });
+  const predicateFilter = (has: (position: number) => boolean): PositionFilter => {
+    const positions = positionsWhere(count, has);
+    return storedFilter(positions, membership(positions, count));
+  };
   /** exactRating[k - 1]: reviews rated k; atLeastRating[k - 1]: reviews rated k or more. */
   const exactRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => ratings[p] === stars));
   const atLeastRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => (ratings[p] as number) >= stars));
@@ -69,7 +80,7 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
         if (member) member[position] = 1;
       }
     });
-    return new Map([...members].map(([key, member]) => [key, predicateFilter((p) => member[p] === 1)]));
+    return new Map([...members].map(([key, member]) => [key, storedFilter(positionsWhere(count, (p) => member[p] === 1), member)]));
   }
 
   /** Position range [from, to) of reviews dated within [since, until]. */
@@ -102,30 +113,35 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
     if (!filters) return { matched: 0, returned: 0, reviews: [] };
     const [from, to] = dateRange(params.since, params.until);
     const ranged = filters.map((filter) => inRange(filter, from, to));
-    const tests: ((position: number) => boolean)[] = [];
+    /** Set when the query is checked one text at a time instead of through all its matches. */
+    let testQuery: string | undefined;
     if (params.query !== undefined) {
       const query = params.query.toLowerCase();
       // A handful of candidates (date range or another filter) is cheaper to test one by one than finding every text match.
-      if (to - from <= TEST_QUERY_BELOW || ranged.some((r) => r.end - r.start <= TEST_QUERY_BELOW)) tests.push((position) => text.contains(position, query));
-      else ranged.push(inRange(sortedFilter(text.matches(query)), from, to));
+      if (to - from <= TEST_QUERY_BELOW || ranged.some((r) => r.end - r.start <= TEST_QUERY_BELOW)) {
+        testQuery = query;
+      } else {
+        const matches = text.matches(query);
+        ranged.push(inRange({ positions: matches, member: () => membership(matches, count) }, from, to));
+      }
     }
     ranged.sort((a, b) => a.end - a.start - (b.end - b.start));
     const [driver, ...others] = ranged;
-    for (const { filter } of others) tests.push(filter.has);
-    const positions = driver ? driver.filter.positions : undefined;
+    const members = others.map(({ filter }) => filter.member());
+    const positions = driver?.filter.positions;
     const [start, end] = driver ? [driver.start, driver.end] : [from, to];
-    const positionAt = positions ? (i: number) => positions[i] as number : (i: number) => i;
 
     const found: Review[] = [];
-    if (tests.length === 0) {
+    if (members.length === 0 && testQuery === undefined) {
       // Every candidate matches: the count is the width of the slice, only `limit` reviews are touched.
-      for (let i = start; i < Math.min(end, start + params.limit); i++) found.push(reviews[positionAt(i)] as Review);
+      for (let i = start; i < Math.min(end, start + params.limit); i++) found.push(reviews[positions ? (positions[i] as number) : i] as Review);
       return { matched: end - start, returned: found.length, reviews: found };
     }
     let matched = 0;
     next: for (let i = start; i < end; i++) {
-      const position = positionAt(i);
-      for (const test of tests) if (!test(position)) continue next;
+      const position = positions ? (positions[i] as number) : i;
+      for (const member of members) if (member[position] !== 1) continue next;
+      if (testQuery !== undefined && !text.contains(position, testQuery)) continue;
       matched += 1;
       if (found.length < params.limit) found.push(reviews[position] as Review);
     }
