@@ -247,6 +247,25 @@ describe('subscription state table (spec §3)', () => {
   });
 });
 
+describe('no subscription oracle, single-use challenges', () => {
+  it('answers an unsubscribe for an unknown subscription like any other (202), and creates nothing', async () => {
+    const callback = subscriber.url('stranger');
+    const before = await metricValue(hub.metrics, 'websub_verifications_total', { mode: 'unsubscribe', outcome: 'verified' });
+    const res = await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback });
+    expect(res.status).toBe(202);
+    await verificationsSettled('unsubscribe', 'verified', before + 1);
+    expect(subscriber.verifications('stranger')[0]?.query.get('hub.lease_seconds')).toBe('0');
+    expect(await stored(callback)).toBeNull();
+  });
+
+  it('never sends the same challenge twice', async () => {
+    await subscribeVerified('challenges');
+    await subscribeVerified('challenges');
+    const challenges = subscriber.verifications('challenges').map((r) => r.query.get('hub.challenge'));
+    expect(new Set(challenges).size).toBe(challenges.length);
+  });
+});
+
 describe('callback query strings', () => {
   it('keeps the callback query byte for byte and appends the hub parameters after it', async () => {
     const own = '?token=a%20b+c&hub.challenge=theirs&x=%E2%9C%93';
