@@ -23,7 +23,7 @@ for (const member of STAFF) {
 const AT_NEED_SERVICES = SERVICES.filter((service) => service.atNeed).map((service) => [service, service.weight] as const);
 
 /** The score an analysis model gives a review of this rating, and its polarity. */
-export function sentimentFor(rating: Rating, random: Random): { sentiment: Sentiment; score: number } {
+function sentimentFor(rating: Rating, random: Random): { sentiment: Sentiment; score: number } {
   const between = (low: number, high: number): number => Math.round((low + (high - low) * random.next()) * 100) / 100;
   switch (rating) {
     case 5:

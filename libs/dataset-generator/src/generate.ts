@@ -14,11 +14,14 @@ export const DEFAULT_NOW = '2026-11-01';
 export const ANALYSIS_MODEL = 'claude-sonnet-4-6';
 /** Generation keeps the whole dataset in memory; beyond this a single JSON document stops being practical. */
 export const MAX_REVIEWS = 1_000_000;
+const EARLIEST_NOW = '1975-01-02';
 
 export const GenerateOptions = z.strictObject({
   reviews: z.int().min(0).max(MAX_REVIEWS).meta({ description: 'Number of reviews to generate.' }),
   seed: z.int().min(0).max(0xffffffff).meta({ description: 'PRNG seed (unsigned 32-bit); the same seed gives the same dataset.' }),
-  now: IsoDate.default(DEFAULT_NOW).meta({ description: 'Publication day; reviews span the five years before it.' }),
+  now: IsoDate.refine((day) => day >= EARLIEST_NOW, `must be ${EARLIEST_NOW} or later: reviews span the five years before it and ULID time starts in 1970`)
+    .default(DEFAULT_NOW)
+    .meta({ description: 'Publication day; reviews span the five years before it.' }),
 });
 export type GenerateOptions = z.input<typeof GenerateOptions>;
 

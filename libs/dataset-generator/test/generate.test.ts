@@ -29,6 +29,7 @@ describe('generateDataset: determinism', () => {
     expect(() => generateDataset({ reviews: -1, seed: 1 })).toThrow(/reviews/);
     expect(() => generateDataset({ reviews: 1, seed: 2 ** 32 })).toThrow(/seed/);
     expect(() => generateDataset({ reviews: 1, seed: 1, now: '2026-02-30' })).toThrow(/calendar date/);
+    expect(() => generateDataset({ reviews: 1, seed: 1, now: '1970-06-01' })).toThrow(/1975-01-02 or later/);
   });
 });
 
