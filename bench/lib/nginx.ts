@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Representation } from '@reviews/domain';
@@ -13,6 +13,8 @@ export const nginxAvailable = () => existsSync(NGINX);
  */
 export function startNginx(port: number, files: Record<string, Representation>): Running {
   const root = mkdtempSync(join(tmpdir(), 'bench-nginx-'));
+  // nginx workers run as an unprivileged user; mkdtemp's 0700 would make every file a 403.
+  chmodSync(root, 0o755);
   for (const [path, rep] of Object.entries(files)) {
     const target = join(root, 'www', path);
     mkdirSync(dirname(target), { recursive: true });

@@ -42,12 +42,27 @@ export async function waitForHttp(url: string, timeoutMs = 60_000, okStatuses = 
   throw new Error(`${url} not ready after ${timeoutMs} ms (${last})`);
 }
 
+/** Every child still running; killed if the benchmark itself is interrupted or fails. */
+const children = new Set<ChildProcess>();
+const killAll = () => {
+  for (const child of children) child.kill('SIGKILL');
+};
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
 export function startProcess(args: string[], env: Record<string, string>, port: number, options: { cwd?: string; command?: string } = {}): Running {
   const child = spawn(options.command ?? nodeBinary, args, {
     cwd: options.cwd ?? repoRoot,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   return {
     child,
     port,

@@ -17,7 +17,8 @@ export interface LoadResult {
   readonly errors: number;
 }
 
-export const DEFAULT_LOAD: LoadSettings = { connections: 50, durationSeconds: 10 };
+// BENCH_SECONDS shortens runs for smoke checks; recorded figures use the default.
+export const DEFAULT_LOAD: LoadSettings = { connections: 50, durationSeconds: Number(process.env.BENCH_SECONDS ?? 10) };
 
 function toMs(value: string, unit: string): number {
   const n = Number(value);
