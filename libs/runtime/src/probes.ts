@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './http/errors.js';
 import type { RequestHandler } from './http/server.js';
-import { splitTarget } from './http/server.js';
+import { pathOf } from './http/server.js';
 
 /** What /readyz reports; structurally the dataset follower's health. */
 export interface Readiness {
@@ -22,7 +22,7 @@ export const READY_PATH = '/readyz';
  */
 export function withProbes(handler: RequestHandler, readiness: () => Readiness, isShuttingDown: () => boolean): RequestHandler {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const { path } = splitTarget(req.url);
+    const path = pathOf(req.url);
     if (path === HEALTH_PATH) {
       sendJson(res, 200, { status: 'ok' });
       return;

@@ -10,11 +10,13 @@ import {
   sendNotFound,
   sendPreflight,
   sendRepresentation,
+  pathOf,
   splitTarget,
   UNMATCHED_ROUTE,
   type Logger,
   type Metrics,
   type RequestHandler,
+  type SendOptions,
 } from '@reviews/runtime';
 import { normalizedKey, QueryCache } from './queries.js';
 
@@ -57,6 +59,17 @@ function routeOf(path: string): string | null {
   if (DOCUMENTS.has(path) || path === SEARCH_ROUTE) return path;
   if (path.startsWith(SINCE_PREFIX) && path.length > SINCE_PREFIX.length && !path.includes('/', SINCE_PREFIX.length)) return SINCE_ROUTE;
   return null;
+}
+
+/** Send options with the topic's Link header, built once per dataset version instead of per request. */
+const topicOptionsBySnapshot = new WeakMap<Snapshot, Map<TopicName, SendOptions>>();
+
+function topicSendOptions(snapshot: Snapshot, topic: TopicName): SendOptions {
+  let byTopic = topicOptionsBySnapshot.get(snapshot);
+  if (!byTopic) topicOptionsBySnapshot.set(snapshot, (byTopic = new Map()));
+  let options = byTopic.get(topic);
+  if (!options) byTopic.set(topic, (options = { link: topicLinkHeader(snapshot.urls, topic) }));
+  return options;
 }
 
 function sendNotReady(res: ServerResponse): void {
@@ -129,7 +142,7 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
   const { metrics, snapshots } = deps;
   const queries = createQueryApp(deps);
   return (req: IncomingMessage, res: ServerResponse) => {
-    const { path } = splitTarget(req.url);
+    const path = pathOf(req.url);
     const route = routeOf(path);
     observeRequest(metrics, SERVICE, req, res, route ?? UNMATCHED_ROUTE);
     if (route === null) {
@@ -155,7 +168,6 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
       return;
     }
     const representation = document.representation(snapshot);
-    if (document.topic) sendRepresentation(req, res, representation, { link: topicLinkHeader(snapshot.urls, document.topic) });
-    else sendRepresentation(req, res, representation);
+    sendRepresentation(req, res, representation, document.topic ? topicSendOptions(snapshot, document.topic) : undefined);
   };
 }

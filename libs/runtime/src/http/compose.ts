@@ -1,5 +1,5 @@
 import type { RequestHandler } from './server.js';
-import { splitTarget } from './server.js';
+import { pathOf } from './server.js';
 
 /** Exact request path -> handler, e.g. `{ '/mcp': mcp, '/api/websub/hub': hub }`. */
 export type RouteTable = Readonly<Record<string, RequestHandler>>;
@@ -11,7 +11,7 @@ export type RouteTable = Readonly<Record<string, RequestHandler>>;
 export function composeRoutes(routes: RouteTable, fallback: RequestHandler): RequestHandler {
   const table = new Map(Object.entries(routes));
   return (req, res) => {
-    const handler = table.get(splitTarget(req.url).path) ?? fallback;
+    const handler = table.get(pathOf(req.url)) ?? fallback;
     handler(req, res);
   };
 }

@@ -4,8 +4,10 @@ const ENTITY_TAG = /(W\/)?"([^"]*)"/g;
 
 /** If-None-Match uses weak comparison (§13.1.2): `W/"x"` matches `"x"`; `*` matches any current representation. */
 export function ifNoneMatchMatches(header: string, etag: string): boolean {
+  // The common revalidation: a client echoing the one ETag it got.
+  if (header === etag) return true;
   if (header.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
+  const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
   for (const match of header.matchAll(ENTITY_TAG)) {
     if (`"${match[2]}"` === opaque) return true;
   }

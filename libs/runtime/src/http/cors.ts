@@ -1,9 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Public, credential-free API: any origin may read, and scripts may see the validators and the hub Link. */
+/**
+ * Public, credential-free API: any origin may read, and scripts may see the validators and the hub
+ * Link. A flat `[name, value, ...]` list, so the fast path can hand it to `res.writeHead` as is.
+ */
+export const CORS_HEADERS: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id'];
+
 export function setCorsHeaders(res: ServerResponse): void {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id');
+  for (let i = 0; i < CORS_HEADERS.length; i += 2) res.setHeader(CORS_HEADERS[i]!, CORS_HEADERS[i + 1]!);
 }
 
 const HEADER_NAME_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;

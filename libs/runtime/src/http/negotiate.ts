@@ -33,6 +33,27 @@ function parseAcceptEncoding(header: string): Weights {
   return { explicit, star, lowestListed: Math.min(1, ...positive) };
 }
 
+/**
+ * Clients send a handful of distinct Accept-Encoding values (`gzip, deflate, br`, ...), so parsing
+ * each once keeps requests free of splitting and regexes. Bounded by entries and header length so
+ * arbitrary headers cannot grow it: past the bound it starts over.
+ */
+const MAX_CACHED_HEADERS = 256;
+const MAX_CACHED_HEADER_LENGTH = 256;
+const weightsCache = new Map<string, Weights>();
+
+function weightsOf(header: string): Weights {
+  let weights = weightsCache.get(header);
+  if (weights === undefined) {
+    weights = parseAcceptEncoding(header);
+    if (header.length <= MAX_CACHED_HEADER_LENGTH) {
+      if (weightsCache.size >= MAX_CACHED_HEADERS) weightsCache.clear();
+      weightsCache.set(header, weights);
+    }
+  }
+  return weights;
+}
+
 function weightOf(coding: ContentCoding, weights: Weights): number {
   const explicit = weights.explicit.get(coding);
   if (explicit !== undefined) return explicit;
@@ -49,7 +70,7 @@ function weightOf(coding: ContentCoding, weights: Weights): number {
  */
 export function chooseContentCoding(acceptEncoding: string | undefined, available: ReadonlySet<ContentCoding>): ContentCoding {
   if (acceptEncoding === undefined) return 'identity';
-  const weights = parseAcceptEncoding(acceptEncoding);
+  const weights = weightsOf(acceptEncoding);
   let best: ContentCoding = 'identity';
   let bestWeight = 0;
   for (const coding of PREFERENCE) {

@@ -1,8 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { ContentCoding, Representation, Variant } from '@reviews/domain';
 import { chooseContentCoding } from './negotiate.js';
 import { isNotModified } from './conditional.js';
-import { setCorsHeaders } from './cors.js';
+import { CORS_HEADERS } from './cors.js';
 
 /**
  * Caches may reuse a response for a minute, then must revalidate (cheap: a 304 by ETag). A minute
@@ -10,29 +10,59 @@ import { setCorsHeaders } from './cors.js';
  */
 export const CACHE_CONTROL = 'public, max-age=60, must-revalidate';
 
-interface Variants {
-  readonly byCoding: ReadonlyMap<ContentCoding, Variant>;
+/** One variant with its complete header lists, so a request writes them without building anything. */
+interface PreparedVariant {
+  readonly variant: Variant;
+  /** Flat `[name, value, ...]` lists for `res.writeHead`. */
+  readonly ok: OutgoingHttpHeader[];
+  readonly notModified: OutgoingHttpHeader[];
+}
+
+interface Prepared {
+  readonly link: string | undefined;
   readonly available: ReadonlySet<ContentCoding>;
+  readonly byCoding: ReadonlyMap<ContentCoding, PreparedVariant>;
+  readonly identity: PreparedVariant;
 }
 
-/** Per representation, computed on first use: requests only pick from it. */
-const variantCache = new WeakMap<Representation, Variants>();
+function prepareVariant(representation: Representation, variant: Variant, link: string | undefined): PreparedVariant {
+  const common: OutgoingHttpHeader[] = [
+    ...CORS_HEADERS,
+    'ETag',
+    variant.etag,
+    'Last-Modified',
+    representation.lastModified,
+    'Cache-Control',
+    CACHE_CONTROL,
+    'Vary',
+    'Accept-Encoding',
+  ];
+  if (link !== undefined) common.push('Link', link);
+  const ok = [...common, 'Content-Type', representation.contentType];
+  if (variant.coding !== 'identity') ok.push('Content-Encoding', variant.coding);
+  ok.push('Content-Length', variant.body.length);
+  return { variant, ok, notModified: common };
+}
 
-function variantsOf(representation: Representation): Variants {
-  let variants = variantCache.get(representation);
-  if (!variants) {
-    const byCoding = new Map<ContentCoding, Variant>([['identity', representation.identity]]);
-    if (representation.gzip) byCoding.set('gzip', representation.gzip);
-    if (representation.br) byCoding.set('br', representation.br);
-    variants = { byCoding, available: new Set(byCoding.keys()) };
-    variantCache.set(representation, variants);
+function prepare(representation: Representation, link: string | undefined): Prepared {
+  const variants = [representation.identity, representation.gzip, representation.br].filter((variant): variant is Variant => variant !== null);
+  const byCoding = new Map(variants.map((variant) => [variant.coding, prepareVariant(representation, variant, link)]));
+  return { link, available: new Set(byCoding.keys()), byCoding, identity: byCoding.get('identity')! };
+}
+
+/**
+ * Per representation, prepared on first use: requests only pick from it. A representation belongs
+ * to one dataset version and so has one Link value; another one replaces the entry.
+ */
+const preparedCache = new WeakMap<Representation, Prepared>();
+
+function preparedFor(representation: Representation, link: string | undefined): Prepared {
+  let prepared = preparedCache.get(representation);
+  if (prepared === undefined || prepared.link !== link) {
+    prepared = prepare(representation, link);
+    preparedCache.set(representation, prepared);
   }
-  return variants;
-}
-
-function variantFor(representation: Representation, acceptEncoding: string | undefined): Variant {
-  const { byCoding, available } = variantsOf(representation);
-  return byCoding.get(chooseContentCoding(acceptEncoding, available)) ?? representation.identity;
+  return prepared;
 }
 
 export interface SendOptions {
@@ -42,25 +72,20 @@ export interface SendOptions {
 
 /**
  * The fast path for a precomputed GET/HEAD representation, straight on node:http: picks the
- * precompressed variant, answers conditionals with 304, and writes exact headers and bytes.
- * Node drops the body of a HEAD response itself, keeping Content-Length.
+ * precompressed variant, answers conditionals with 304, and writes prepared headers and bytes in
+ * one `writeHead` (headers set earlier with `setHeader`, such as `Connection: close` while
+ * draining, are kept). Node drops the body of a HEAD response itself, keeping Content-Length.
  */
-export function sendRepresentation(req: IncomingMessage, res: ServerResponse, representation: Representation, options: SendOptions = {}): void {
-  const variant = variantFor(representation, req.headers['accept-encoding']);
-  setCorsHeaders(res);
-  res.setHeader('ETag', variant.etag);
-  res.setHeader('Last-Modified', representation.lastModified);
-  res.setHeader('Cache-Control', CACHE_CONTROL);
-  res.setHeader('Vary', 'Accept-Encoding');
-  if (options.link !== undefined) res.setHeader('Link', options.link);
-  if (isNotModified(req.headers, { etag: variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
-    res.statusCode = 304;
+export function sendRepresentation(req: IncomingMessage, res: ServerResponse, representation: Representation, options?: SendOptions): void {
+  const prepared = preparedFor(representation, options?.link);
+  const { headers } = req;
+  const acceptEncoding = headers['accept-encoding'];
+  const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
+  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
+    res.writeHead(304, chosen.notModified);
     res.end();
     return;
   }
-  res.statusCode = 200;
-  res.setHeader('Content-Type', representation.contentType);
-  if (variant.coding !== 'identity') res.setHeader('Content-Encoding', variant.coding);
-  res.setHeader('Content-Length', variant.body.length);
-  res.end(variant.body);
+  res.writeHead(200, chosen.ok);
+  res.end(chosen.variant.body);
 }

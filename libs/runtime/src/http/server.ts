@@ -43,6 +43,13 @@ export function createHttpServer(handler: RequestHandler): Server {
   return server;
 }
 
+/** Path of a request target, without decoding; allocates nothing for a target without a query. */
+export function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const mark = url.indexOf('?');
+  return mark === -1 ? url : url.slice(0, mark);
+}
+
 /** Path and raw query of a request target, without decoding (decoding belongs to the route). */
 export function splitTarget(url: string | undefined): { path: string; query: string } {
   const target = url ?? '/';
