@@ -72,8 +72,24 @@ export function loadConfigOrExit(service: string, env: NodeJS.ProcessEnv = proce
   try {
     return loadConfig(env);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${service}: ${error.message}\n`);
-    process.exit(1);
+    return exitOnConfigError(service, error);
   }
+}
+
+/**
+ * Entry points: runs a start-up step that checks configuration beyond the schema (MCP_ALLOWED_ORIGINS,
+ * MCP_SESSION_SECRET); a ConfigError it raises ends the process like loadConfigOrExit, never as a stack trace.
+ */
+export async function runOrExitOnConfigError<T>(service: string, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    return exitOnConfigError(service, error);
+  }
+}
+
+function exitOnConfigError(service: string, error: unknown): never {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${service}: ${error.message}\n`);
+  process.exit(1);
 }

@@ -1,5 +1,5 @@
 import { followSnapshots, openDatasetSource, type SnapshotFollower } from '@reviews/dataset-store';
-import { ConfigError, createLogger, createMetrics, loadConfigOrExit, startHttpService, type RequestHandler } from '@reviews/runtime';
+import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService } from '@reviews/runtime';
 import { createMcpGateway } from './gateway.js';
 import { SERVICE_NAME } from './metrics.js';
 
@@ -12,14 +12,7 @@ const metrics = createMetrics();
 // The gateway is built before the dataset source is opened, so a bad MCP_SESSION_SECRET or
 // MCP_ALLOWED_ORIGINS stops the process at once, named like any other variable.
 let follower: SnapshotFollower | null = null;
-let handler: RequestHandler;
-try {
-  handler = createMcpGateway({ config, logger, metrics, snapshots: { current: () => follower?.current() ?? null } });
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${SERVICE_NAME}: ${error.message}\n`);
-  process.exit(1);
-}
+const handler = await runOrExitOnConfigError(SERVICE_NAME, () => createMcpGateway({ config, logger, metrics, snapshots: { current: () => follower?.current() ?? null } }));
 const snapshots = await followSnapshots(await openDatasetSource(config, { logger, metrics, service: SERVICE_NAME }), { baseUrl: config.BASE_URL, logger, metrics, service: SERVICE_NAME });
 follower = snapshots;
 

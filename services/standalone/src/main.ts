@@ -1,5 +1,5 @@
 import { FileDatasetSource, followSnapshots } from '@reviews/dataset-store';
-import { createLogger, createMetrics, loadConfigOrExit, startHttpService } from '@reviews/runtime';
+import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService } from '@reviews/runtime';
 import { createStandaloneApp } from './app.js';
 
 const SERVICE = 'standalone';
@@ -11,7 +11,8 @@ const logger = createLogger(SERVICE, config.LOG_LEVEL);
 const metrics = createMetrics();
 const source = new FileDatasetSource(config.DATASET_FILE, { logger });
 const snapshots = await followSnapshots(source, { baseUrl: config.BASE_URL, logger, metrics, service: SERVICE });
-const app = await createStandaloneApp({ config, logger, metrics, snapshots });
+// A bad MCP_ALLOWED_ORIGINS or MCP_SESSION_SECRET surfaces here: named on stderr, exit 1.
+const app = await runOrExitOnConfigError(SERVICE, () => createStandaloneApp({ config, logger, metrics, snapshots }));
 const service = await startHttpService({
   service: SERVICE,
   port: config.PORT,

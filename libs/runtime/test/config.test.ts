@@ -1,0 +1,48 @@
+import { describe, it, expect, jest, afterEach } from '@jest/globals';
+import { ConfigError, runOrExitOnConfigError } from '@reviews/runtime';
+
+class Exited extends Error {
+  constructor(readonly code: number | string | null | undefined) {
+    super(`exit ${String(code)}`);
+  }
+}
+
+/** process.exit and stderr captured: the entry-point contract is "message naming the variable, exit 1". */
+function captureExit() {
+  const written: string[] = [];
+  jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  jest.spyOn(process, 'exit').mockImplementation((code) => {
+    throw new Exited(code);
+  });
+  return written;
+}
+
+afterEach(() => jest.restoreAllMocks());
+
+describe('runOrExitOnConfigError (design card §8: invalid configuration stops the process with a message naming the variable)', () => {
+  it('returns what the step built', async () => {
+    await expect(runOrExitOnConfigError('svc', () => Promise.resolve(42))).resolves.toBe(42);
+  });
+
+  it('prints the ConfigError without a stack trace and exits 1, for sync and async steps', async () => {
+    for (const step of [
+      () => {
+        throw new ConfigError(['MCP_ALLOWED_ORIGINS: "nope" is not an origin']);
+      },
+      () => Promise.reject(new ConfigError(['MCP_ALLOWED_ORIGINS: "nope" is not an origin'])),
+    ]) {
+      const written = captureExit();
+      await expect(runOrExitOnConfigError('standalone', step)).rejects.toEqual(new Exited(1));
+      expect(written.join('')).toBe('standalone: invalid configuration:\n  - MCP_ALLOWED_ORIGINS: "nope" is not an origin\n');
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('lets any other error through untouched', async () => {
+    const boom = new Error('disk on fire');
+    await expect(runOrExitOnConfigError('svc', () => Promise.reject(boom))).rejects.toBe(boom);
+  });
+});
