@@ -20,7 +20,9 @@ function captureExit() {
   return written;
 }
 
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => {
+  jest.restoreAllMocks();
+});
 
 describe('runOrExitOnConfigError (design card §8: invalid configuration stops the process with a message naming the variable)', () => {
   it('returns what the step built', async () => {
