@@ -12,8 +12,28 @@ export type ValidationResult = { ok: true; input: DatasetInput } | { ok: false; 
 export function validateDataset(raw: unknown): ValidationResult {
   const parsed = DatasetInput.safeParse(raw);
   if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
-  const issues = [...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
+  const issues = [...textIssues(parsed.data, []), ...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
   return issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
+}
+
+/** Matches only a surrogate code unit without its partner (a paired one is consumed as one code point under `u`). */
+const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
+ * surrogate serialises as a `\udXXX` escape that strict JSON parsers and UTF-8 encoders reject
+ * (RFC 8259 §8.2), so it would make every representation of the dataset unreadable to some clients.
+ */
+function textIssues(value: unknown, path: Issue['path']): Issue[] {
+  if (typeof value === 'string') {
+    const unit = UNPAIRED_SURROGATE.exec(value);
+    if (!unit) return [];
+    const hex = unit[0].charCodeAt(0).toString(16).toUpperCase();
+    return [customIssue(path, `contains an unpaired UTF-16 surrogate (U+${hex} at index ${unit.index}); text must be valid Unicode`)];
+  }
+  if (Array.isArray(value)) return value.flatMap((item: unknown, index) => textIssues(item, [...path, index]));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => textIssues(item, [...path, key]));
 }
 
 /** Reports every occurrence of a key already seen, at the path `pathOf(index)`. */

@@ -137,6 +137,22 @@ describe('validateDataset', () => {
     ]);
   });
 
+  it('rejects text with an unpaired UTF-16 surrogate at its exact path, but accepts paired ones (emoji)', () => {
+    const issues = issuesAfter((input) => {
+      const [first, second, third] = input.reviews;
+      if (!first || !second || !third) throw new Error('fixture has too few reviews');
+      (first as { text: string | null }).text = 'Kind staff \u{1F64F} throughout';
+      (second as { text: string | null }).text = 'Broken \uD83D emoji';
+      (third as { author: string }).author = 'Trailing low \uDE4F';
+      input.analysis.faq.push({ question: 'Q\uD800?', answer: 'A', source_review_ids: [first.id] });
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'custom', path: ['reviews', 1, 'text'], message: expect.stringContaining('unpaired UTF-16 surrogate (U+D83D at index 7)') }),
+      expect.objectContaining({ code: 'custom', path: ['reviews', 2, 'author'], message: expect.stringContaining('U+DE4F') }),
+      expect.objectContaining({ code: 'custom', path: ['analysis', 'faq', expect.any(Number), 'question'] }),
+    ]);
+  });
+
   it('returns every integrity issue at once, not only the first', () => {
     const issues = issuesAfter((input) => {
       (input.reviews[6] as { id: string }).id = (input.reviews[0] as { id: string }).id; // review 6 has no analysis
