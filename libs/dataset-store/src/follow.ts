@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { buildSnapshot, type Issue, type Snapshot } from '@reviews/domain';
-import { Counter, Gauge, Histogram, type Logger, type Metrics } from '@reviews/runtime';
+import { Counter, Gauge, Histogram, withSyncSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset } from './source.js';
 
@@ -108,7 +108,7 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     if (closed) return;
     const stopTimer = metrics.buildDuration.startTimer({ service });
     const started = performance.now();
-    const result = build(dataset);
+    const result = withSyncSpan('dataset build', { attributes: { 'dataset.version': dataset.version } }, () => build(dataset));
     stopTimer();
     if (!result.ok) {
       const { rejection } = result;

@@ -22,15 +22,40 @@ export interface SpanOptions {
   readonly parent?: Context;
 }
 
-/** Run `fn` inside a span that records exceptions and ends when `fn` settles. */
-export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T> | T): Promise<T> {
+function startSpan(name: string, options: SpanOptions): { span: Span; parent: Context } {
   const parent = options.parent ?? context.active();
   const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent);
+  return { span, parent };
+}
+
+function recordFailure(span: Span, error: unknown): void {
+  span.recordException(error as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+}
+
+/** Run `fn` inside a span that records exceptions and ends when `fn` settles. */
+export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T> | T): Promise<T> {
+  const { span, parent } = startSpan(name, options);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    recordFailure(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * The synchronous twin of withSpan, for work on a request's hot path (searches, tool calls, snapshot
+ * builds). With tracing off the span does not record, so no context is built around `fn`.
+ */
+export function withSyncSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => T): T {
+  const { span, parent } = startSpan(name, options);
+  try {
+    return span.isRecording() ? context.with(trace.setSpan(parent, span), fn, undefined, span) : fn(span);
+  } catch (error) {
+    recordFailure(span, error);
     throw error;
   } finally {
     span.end();

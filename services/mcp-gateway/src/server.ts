@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
+import { withSyncSpan } from '@reviews/runtime';
 import { TOOLS, type ToolOutcome } from './tools.js';
 
 export const SERVER_NAME = 'reviews';
@@ -44,7 +45,12 @@ export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): Mcp
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...TOOL_ANNOTATIONS } },
-      (args: unknown) => toolResult(snapshot ? tool.run(snapshot, args as never) : { ok: false, message: NOT_LOADED_MESSAGE }),
+      (args: unknown) =>
+        withSyncSpan(`mcp tool ${tool.name}`, { attributes: { 'mcp.tool.name': tool.name, 'dataset.version': snapshot?.version ?? 'none' } }, (span) => {
+          const result = toolResult(snapshot ? tool.run(snapshot, args as never) : { ok: false, message: NOT_LOADED_MESSAGE });
+          if (result.isError) span.setAttribute('mcp.tool.error', true);
+          return result;
+        }),
     );
   }
 

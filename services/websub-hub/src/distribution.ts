@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { TOPICS, topicLinkHeader, type Snapshot } from '@reviews/domain';
-import type { Logger } from '@reviews/runtime';
+import { activeTraceparent, contextFromTraceparent, SpanKind, withSpan, type Logger } from '@reviews/runtime';
 import type { HubMetrics } from './metrics.js';
 import type { OutboundClient } from './outbound.js';
 import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
@@ -43,8 +43,14 @@ export interface DistributionDeps {
  * change produce the same job ids, which the queue deduplicates, and the compare-and-set on the
  * topic state lets exactly one of them record it.
  */
-export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDeps): Promise<void> {
+export function announceSnapshot(snapshot: Snapshot, deps: DistributionDeps): Promise<void> {
+  // Inside the dataset's receive span: the jobs carry its trace to whichever replica delivers them.
+  return withSpan('websub announce', { kind: SpanKind.PRODUCER, attributes: { 'dataset.version': snapshot.version } }, () => announce(snapshot, deps));
+}
+
+async function announce(snapshot: Snapshot, deps: DistributionDeps): Promise<void> {
   const { store, queue, logger, now } = deps;
+  const traceparent = activeTraceparent();
   const publishedAtMs = snapshot.publishedAt.getTime();
   for (const topic of TOPICS) {
     const etag = snapshot.topic(topic).identity.etag;
@@ -54,7 +60,7 @@ export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDep
       const seq = (state?.seq ?? 0) + 1;
       const t = now();
       const subscribers = (await store.list()).filter((s) => s.topic === topic && isActive(s, t));
-      await queue.enqueue(subscribers.map((s) => ({ subscriptionKey: s.key, topic, seq, etag, enqueuedAt: t })));
+      await queue.enqueue(subscribers.map((s) => ({ subscriptionKey: s.key, topic, seq, etag, enqueuedAt: t, ...(traceparent ? { traceparent } : {}) })));
       const recorded = await store.updateTopicState(topic, (cur) => ((cur?.seq ?? 0) === seq - 1 ? { etag, seq, publishedAtMs } : undefined));
       if (recorded?.seq === seq && recorded.etag === etag) {
         logger.info({ topic, seq, version: snapshot.version, subscribers: subscribers.length }, 'topic change announced');
@@ -69,7 +75,12 @@ export async function announceSnapshot(snapshot: Snapshot, deps: DistributionDep
  * 2xx resets the failure count, 410 removes at once, anything else counts a failure and is retried
  * after the configured delay; the third failure in a row sends a denial and removes it.
  */
-export async function runDeliveryJob(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
+export function runDeliveryJob(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
+  const span = { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(job.traceparent), attributes: { 'websub.topic': job.topic, 'websub.seq': job.seq } };
+  return withSpan('websub deliver', span, () => deliver(job, deps));
+}
+
+async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const done = { done: true } as const;
   const subscription = await store.get(job.subscriptionKey);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@reviews/runtime';
+import { SpanKind, withSpan, type Logger } from '@reviews/runtime';
 import { withHubParams } from './callback-url.js';
 import type { HubRequest } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -27,7 +27,16 @@ export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | '
  * the stored state stays exactly as it was: a renewal, a new (or removed) secret and an
  * unsubscribe all take effect only once verified.
  */
-export async function verifyIntent(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
+export function verifyIntent(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
+  const attributes = { 'websub.mode': request.mode, 'websub.topic': request.topic };
+  return withSpan('websub verify', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const outcome = await verify(request, requestedAt, deps);
+    span.setAttribute('websub.outcome', outcome);
+    return outcome;
+  });
+}
+
+async function verify(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const key = subscriptionKey(request.topicUrl, request.callback);
   const existing = await store.get(key);

@@ -8,6 +8,8 @@ export interface DeliveryJob {
   readonly seq: number;
   readonly etag: string;
   readonly enqueuedAt: number;
+  /** W3C traceparent of the announcement, so the delivery joins the publish's trace. */
+  readonly traceparent?: string;
 }
 
 export type JobOutcome = { readonly done: true } | { readonly retryInMs: number };

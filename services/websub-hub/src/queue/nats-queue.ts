@@ -1,4 +1,4 @@
-import { nanos } from '@nats-io/transport-node';
+import { headers as natsHeaders, nanos, type MsgHdrs } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '@reviews/runtime';
 import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
@@ -40,7 +40,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   const handleMessage = async (m: JsMsg, handler: JobHandler): Promise<void> => {
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(options.ackWaitMs / 2)));
     try {
-      const outcome = await handler(m.json<DeliveryJob>());
+      const outcome = await handler(readJob(m));
       if ('retryInMs' in outcome) m.nak(outcome.retryInMs);
       else m.ack();
     } catch (error) {
@@ -53,7 +53,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
 
   return {
     enqueue: async (jobs) => {
-      await Promise.all(jobs.map((job) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job) })));
+      await Promise.all(jobs.map(({ traceparent, ...job }) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job), ...traceHeaders(traceparent) })));
     },
     start: async (handler) => {
       const consumer = await js.consumers.get(DELIVERY_STREAM, DELIVERY_CONSUMER);
@@ -77,6 +77,20 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/** The job's trace context travels as the W3C `traceparent` message header, like an HTTP request's. */
+function traceHeaders(traceparent: string | undefined): { headers?: MsgHdrs } {
+  if (traceparent === undefined) return {};
+  const h = natsHeaders();
+  h.set('traceparent', traceparent);
+  return { headers: h };
+}
+
+function readJob(m: JsMsg): DeliveryJob {
+  const job = m.json<DeliveryJob>();
+  const traceparent = m.headers?.get('traceparent');
+  return traceparent ? { ...job, traceparent } : job;
 }
 
 async function ensureStream(jsm: JetStreamManager, replicas: number): Promise<void> {
