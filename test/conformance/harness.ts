@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../support/nats-server.js';
+import { eventually } from '../support/eventually.js';
+
+/**
+ * The black-box harness: the REAL standalone entry point (`services/standalone/dist/main.js`, as
+ * `npm start` runs it) in a child process on a free loopback port, driven only over HTTP. `npm test`
+ * builds dist first (typecheck = `tsc -b`); when iterating, run `npx tsc -b` before this suite.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = join(ROOT, 'services/standalone/dist/main.js');
+const NODE = join(ROOT, 'node_modules/.bin/node');
+export const SAMPLE_DATASET = join(ROOT, 'data/sample-dataset.json');
+const STOP_TIMEOUT_MS = 5_000;
+
+export interface Standalone {
+  /** `http://127.0.0.1:<port>`, also the BASE_URL, so topics and Link headers point here. */
+  readonly baseUrl: string;
+  /** The dataset file the process watches; rewrite it to publish a change. */
+  readonly datasetFile: string;
+  /** Everything the process wrote to stderr and stdout so far (logs). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startStandalone(env: Record<string, string> = {}): Promise<Standalone> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b)`);
+  const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
+  const datasetFile = join(dir, 'dataset.json');
+  await copyFile(SAMPLE_DATASET, datasetFile);
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let log = '';
+  const child: ChildProcess = spawn(NODE, [MAIN], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      BASE_URL: baseUrl,
+      DATASET_FILE: datasetFile,
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`standalone exited with ${child.exitCode}:\n${log}`);
+        return (await send('GET', `${baseUrl}/readyz`)).status === 200;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { baseUrl, datasetFile, output: () => log, stop };
+}
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Header names and values exactly as sent, in order. */
+  readonly rawHeaders: readonly string[];
+  /** Bytes as received: no decompression, so Content-Length and Content-Encoding can be checked. */
+  readonly body: Buffer;
+  text(): string;
+  json(): unknown;
+}
+
+/** One HTTP/1.1 exchange with nothing added: no automatic Accept-Encoding, no decoding, no redirects. */
+export function send(method: string, url: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    // Node sends a DELETE/OPTIONS body without framing unless told its length.
+    const framing = body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
+    const req = httpRequest(url, { method, headers: { ...framing, ...headers }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          rawHeaders: res.rawHeaders,
+          body: bytes,
+          text: () => bytes.toString('utf8'),
+          json: () => JSON.parse(bytes.toString('utf8')) as unknown,
+        });
+      });
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${url}: no answer within 10 s`)));
+    req.end(body);
+  });
+}
+
+/** Every read endpoint of interface spec §4.1–4.5 plus the OpenAPI document, with its exact media type. */
+export const READ_ENDPOINTS = [
+  { path: '/reviews.json', contentType: 'application/json', topic: true },
+  { path: '/insights.json', contentType: 'application/json', topic: false },
+  { path: '/api/feed.json', contentType: 'application/json', topic: true },
+  { path: '/feed.xml', contentType: 'application/atom+xml', topic: true },
+  { path: '/api/reviews/search?rating=5', contentType: 'application/json', topic: false },
+  { path: '/api/reviews/since/2026-01-01', contentType: 'application/json', topic: false },
+  { path: '/.well-known/openapi.json', contentType: 'application/json', topic: false },
+] as const;
