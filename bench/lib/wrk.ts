@@ -7,6 +7,8 @@ export interface LoadSettings {
   readonly connections: number;
   readonly durationSeconds: number;
   readonly headers?: Record<string, string>;
+  /** A wrk Lua script (file path), e.g. one setting the method and body of a POST. */
+  readonly script?: string;
 }
 
 export interface LoadResult {
@@ -31,7 +33,8 @@ function toMs(value: string, unit: string): number {
  */
 export async function loadTest(url: string, settings: LoadSettings = DEFAULT_LOAD): Promise<LoadResult> {
   const headerArgs = Object.entries(settings.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  const { stdout } = await run('wrk', ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--latency', ...headerArgs, url], {
+  const scriptArgs = settings.script ? ['-s', settings.script] : [];
+  const { stdout } = await run('wrk', ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--latency', ...scriptArgs, ...headerArgs, url], {
     maxBuffer: 1 << 20,
   });
   const percentile = (p: string) => {
