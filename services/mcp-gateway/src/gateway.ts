@@ -168,7 +168,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
   });
 
   return (req, res) => {
-    observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE);
+    observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE, logger);
     void app(req, res);
   };
 }

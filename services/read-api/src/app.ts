@@ -13,6 +13,7 @@ import {
   pathOf,
   splitTarget,
   UNMATCHED_ROUTE,
+  withSyncSpan,
   type Logger,
   type Metrics,
   type RequestHandler,
@@ -98,7 +99,9 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
         sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
         return;
       }
-      const representation = cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params));
+      const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
+        cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params)),
+      );
       sendRepresentation(req, res, representation);
     }),
   );
@@ -112,7 +115,9 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
         return;
       }
       const { date } = parsed;
-      const representation = cache.get(snapshot, normalizedKey('since', { date }), () => snapshot.search.since(date));
+      const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
+        cache.get(snapshot, normalizedKey('since', { date }), () => snapshot.search.since(date)),
+      );
       sendRepresentation(req, res, representation);
     }),
   );
@@ -139,12 +144,12 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
  * only the two query endpoints go through express.
  */
 export function createReadApi(deps: ReadApiDeps): RequestHandler {
-  const { metrics, snapshots } = deps;
+  const { logger, metrics, snapshots } = deps;
   const queries = createQueryApp(deps);
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url);
     const route = routeOf(path);
-    observeRequest(metrics, SERVICE, req, res, route ?? UNMATCHED_ROUTE);
+    observeRequest(metrics, SERVICE, req, res, route ?? UNMATCHED_ROUTE, logger);
     if (route === null) {
       sendNotFound(res);
       return;

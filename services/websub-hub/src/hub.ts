@@ -1,6 +1,6 @@
 import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import type { Config, Logger, Metrics, RequestHandler } from '@reviews/runtime';
+import { observeRequest, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { announceSnapshot, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
@@ -33,6 +33,10 @@ export const DEFAULT_LIMITS: HubLimits = {
   deliveryConcurrency: 64,
   sweepIntervalMs: 60_000,
 };
+
+/** The `service` label of the hub's metrics and the route template of its one endpoint. */
+export const HUB_SERVICE = 'websub-hub';
+export const HUB_ROUTE = '/api/websub/hub';
 
 /** An announcement that failed (NATS unreachable) is tried again after this, with the newest snapshot. */
 const ANNOUNCE_RETRY_MS = 5_000;
@@ -119,7 +123,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     void work.finally(() => pending.delete(work));
   };
 
-  const handler = createHubHandler({
+  const hubHandler = createHubHandler({
     policy: { topics: new Map(TOPICS.map((t): [string, TopicName] => [urls[t], t])), allowPrivateCallbacks: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS },
     metrics,
     logger,
@@ -129,6 +133,10 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     accept: (request: HubRequest, requestedAt: number) =>
       track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),
   });
+  const handler: RequestHandler = (req, res) => {
+    observeRequest(deps.metrics, HUB_SERVICE, req, res, HUB_ROUTE, logger);
+    hubHandler(req, res);
+  };
 
   // Announcements run one at a time, newest snapshot last; a failed one is retried with the then-current snapshot.
   const announce = (): void => {

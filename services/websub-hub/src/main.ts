@@ -2,8 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { followSnapshots, openDatasetSource } from '@reviews/dataset-store';
 import { composeRoutes, createLogger, createMetrics, loadConfigOrExit, sendNotFound, startHttpService } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
-
-const SERVICE = 'websub-hub';
+import { HUB_ROUTE, HUB_SERVICE as SERVICE } from './hub.js';
 
 // websub-hub as it runs in a pod: shared state and delivery work in NATS JetStream, so any number
 // of replicas fan out each change once per subscription.
@@ -30,7 +29,7 @@ const service = await startHttpService({
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   logger,
   metrics,
-  handler: composeRoutes({ '/api/websub/hub': hub.handler }, (_req, res) => sendNotFound(res)),
+  handler: composeRoutes({ [HUB_ROUTE]: hub.handler }, (_req, res) => sendNotFound(res)),
   readiness: () => snapshots.health(),
   handleSignals: true,
 });

@@ -1,21 +1,95 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { context, trace, type Span } from '@opentelemetry/api';
+import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
 /** Route label for paths that match no route: keeps label cardinality bounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
+type Histogram = Metrics['httpDuration'];
+
+/** The histogram children of one (service, method, route), bound once per status code. */
+class RouteSeries {
+  readonly #byStatus = new Map<number, (seconds: number) => void>();
+
+  constructor(
+    private readonly histogram: Histogram,
+    readonly labels: readonly [service: string, method: string, route: string],
+  ) {}
+
+  observe(status: number, seconds: number): void {
+    let observe = this.#byStatus.get(status);
+    if (observe === undefined) {
+      observe = this.histogram.labels(...this.labels, String(status)).observe;
+      this.#byStatus.set(status, observe);
+    }
+    observe(seconds);
+  }
+}
+
 /**
- * Records `http_request_duration_seconds` when the response finishes (or the client goes away).
- * `route` is a template such as `/api/reviews/since/:date`, never the raw path.
+ * histogram -> service -> method -> route, so a request finds its series by lookups on strings it
+ * already has, without building a labels object or a key. Every level is bounded: services and
+ * routes are templates, and node:http only accepts the methods it knows.
  */
-export function observeRequest(metrics: Metrics, service: string, req: IncomingMessage, res: ServerResponse, route: string): void {
-  const end = metrics.httpDuration.startTimer({ service, method: req.method ?? 'UNKNOWN', route });
-  let recorded = false;
-  const record = () => {
-    if (recorded) return;
-    recorded = true;
-    end({ status_code: String(res.statusCode) });
-  };
-  res.once('finish', record);
-  res.once('close', record);
+const seriesByHistogram = new WeakMap<Histogram, Map<string, Map<string, Map<string, RouteSeries>>>>();
+
+function seriesOf(histogram: Histogram, service: string, method: string, route: string): RouteSeries {
+  let byService = seriesByHistogram.get(histogram);
+  if (!byService) seriesByHistogram.set(histogram, (byService = new Map()));
+  let byMethod = byService.get(service);
+  if (!byMethod) byService.set(service, (byMethod = new Map()));
+  let byRoute = byMethod.get(method);
+  if (!byRoute) byMethod.set(method, (byRoute = new Map()));
+  let series = byRoute.get(route);
+  if (!series) byRoute.set(route, (series = new RouteSeries(histogram, [service, method, route])));
+  return series;
+}
+
+const STARTED = Symbol('observeStarted');
+const SERIES = Symbol('observeSeries');
+const LOGGER = Symbol('observeLogger');
+const SPAN = Symbol('observeSpan');
+
+interface Observed extends ServerResponse {
+  [STARTED]: number;
+  [SERIES]: RouteSeries | null;
+  /** Set only while info is enabled: above it, nothing for the log line is built. */
+  [LOGGER]: Logger | null;
+  /** The server span (tracing on), taken while the request's context is active. */
+  [SPAN]: Span | undefined;
+}
+
+function logRequest(logger: Logger, span: Span | undefined, [, method, route]: RouteSeries['labels'], status: number, seconds: number): void {
+  const ids = span?.spanContext();
+  if (ids && trace.isSpanContextValid(ids)) logger.info({ method, route, status, duration_ms: seconds * 1000, trace_id: ids.traceId, span_id: ids.spanId }, 'request');
+  else logger.info({ method, route, status, duration_ms: seconds * 1000 }, 'request');
+}
+
+/** One shared listener for `finish` and `close` (no closure per request); the first one records. */
+function record(this: Observed): void {
+  const series = this[SERIES];
+  if (series === null) return;
+  this[SERIES] = null;
+  const seconds = (performance.now() - this[STARTED]) / 1000;
+  series.observe(this.statusCode, seconds);
+  const logger = this[LOGGER];
+  if (logger !== null) logRequest(logger, this[SPAN], series.labels, this.statusCode, seconds);
+}
+
+/**
+ * Records `http_request_duration_seconds` and logs one `request` line at info (method, route,
+ * status, duration_ms, and trace_id/span_id when a span is active) when the response finishes (or
+ * the client goes away). `route` is a template such as `/api/reviews/since/:date`, never the raw
+ * path. Above info, nothing for the log line is built.
+ */
+export function observeRequest(metrics: Metrics, service: string, req: IncomingMessage, res: ServerResponse, route: string, logger: Logger): void {
+  const observed = res as Observed;
+  observed[STARTED] = performance.now();
+  observed[SERIES] = seriesOf(metrics.httpDuration, service, req.method ?? 'UNKNOWN', route);
+  observed[LOGGER] = logger.isLevelEnabled('info') ? logger : null;
+  observed[SPAN] = trace.getSpan(context.active());
+  res.on('finish', record);
+  res.on('close', record);
 }
