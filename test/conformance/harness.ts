@@ -67,7 +67,9 @@ export async function startStandalone(env: Record<string, string> = {}): Promise
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`standalone exited with ${child.exitCode}:\n${log}`);
-        return (await send('GET', `${baseUrl}/readyz`)).status === 200;
+        const ready = await send('GET', `${baseUrl}/readyz`);
+        if (ready.status !== 200) throw new Error(`/readyz answered ${ready.status}: ${ready.text()}\n${log}`);
+        return true;
       },
       { timeoutMs: 20_000, intervalMs: 100 },
     );
