@@ -84,6 +84,7 @@ function checkWellFormed(xml: string): string[] {
   }
   if (stack.length > 0) problems.push(`unclosed ${stack.join(' > ')}`);
   if (roots !== 1) problems.push(`${roots} root elements`);
+  // eslint-disable-next-line no-control-regex -- the point is to find the control characters XML forbids
   if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/.test(body)) problems.push('a character XML 1.0 forbids');
   return problems;
 }
