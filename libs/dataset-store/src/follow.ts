@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { buildSnapshot, type Issue, type Snapshot } from '@reviews/domain';
-import { Counter, Gauge, Histogram, withSyncSpan, type Logger, type Metrics } from '@reviews/runtime';
+import { assembleSnapshot, type Snapshot } from '@reviews/domain';
+import { Counter, Gauge, Histogram, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset } from './source.js';
+import { buildError, type Rejection } from './follow-build.js';
+import { createContentBuilder } from './follow-offthread.js';
 
 export interface FollowOptions {
   /** Public base URL the snapshot's absolute URLs are built from. */
@@ -67,17 +69,11 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
   };
 }
 
-type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
-
-function summarize(issues: readonly Issue[]): string {
-  const first = issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-  return `${issues.length} issue(s): ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
-}
-
 /**
- * Serves the newest valid dataset a source offers: each offer is parsed, validated and built off to
- * the side, then swapped in with one assignment, so a request sees the old snapshot or the new one,
- * never a mix. A refused offer changes nothing but the rejection reported by /readyz.
+ * Serves the newest valid dataset a source offers: each offer is parsed, validated, derived, rendered
+ * and compressed on a worker thread while requests keep being answered from the current snapshot
+ * (ADR 0007), then swapped in with one assignment, so a request sees the old snapshot or the new
+ * one, never a mix. A refused offer changes nothing but the rejection reported by /readyz.
  */
 export async function followSnapshots(source: DatasetSource, options: FollowOptions): Promise<SnapshotFollower> {
   const { logger, service } = options;
@@ -87,29 +83,25 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
   let closed = false;
   const listeners = new Set<(next: Snapshot, previous: Snapshot | null) => void>();
 
-  const build = (dataset: PublishedDataset): { ok: true; snapshot: Snapshot } | { ok: false; rejection: Rejection } => {
-    let raw: unknown;
+  const builder = createContentBuilder();
+  /** The heavy part runs on the build worker; only the search indexes are built on this thread. */
+  const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot } | { ok: false; rejection: Rejection }> => {
+    const outcome = await builder.build({ bytes: dataset.bytes, baseUrl: options.baseUrl, publishedAt: dataset.publishedAt });
+    if (!outcome.ok) return outcome;
     try {
-      raw = JSON.parse(Buffer.from(dataset.bytes).toString('utf8'));
+      return { ok: true, snapshot: assembleSnapshot(outcome.content) };
     } catch (error) {
-      const message = `not valid JSON: ${(error as Error).message}`;
-      return { ok: false, rejection: { reason: 'invalid_json', summary: message, issues: [{ code: 'invalid_json', path: [], message }] } };
-    }
-    try {
-      const result = buildSnapshot(raw, { baseUrl: options.baseUrl, publishedAt: dataset.publishedAt });
-      return result.ok ? result : { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(result.issues), issues: result.issues } };
-    } catch (error) {
-      const message = `snapshot build failed: ${(error as Error).message}`;
-      return { ok: false, rejection: { reason: 'build_error', summary: message, issues: [{ code: 'build_error', path: [], message }] } };
+      return buildError(error);
     }
   };
 
-  const offer = (dataset: PublishedDataset) => {
+  const offer = async (dataset: PublishedDataset) => {
     if (closed) return;
     const stopTimer = metrics.buildDuration.startTimer({ service });
     const started = performance.now();
-    const result = withSyncSpan('dataset build', { attributes: { 'dataset.version': dataset.version } }, () => build(dataset));
+    const result = await withSpan('dataset build', { attributes: { 'dataset.version': dataset.version } }, () => build(dataset));
     stopTimer();
+    if (closed) return;
     if (!result.ok) {
       const { rejection } = result;
       metrics.loadFailures.inc({ service, reason: rejection.reason });
@@ -159,6 +151,7 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
       closed = true;
       listeners.clear();
       await source.close();
+      await builder.close();
     },
   };
 }

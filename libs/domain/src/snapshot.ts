@@ -48,11 +48,17 @@ export function datasetVersion(input: DatasetInput): string {
   return contentHash(canonicalDatasetBytes(input)).slice(0, 32);
 }
 
-export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOptions): Snapshot {
+/**
+ * The data of a snapshot: plain objects and bytes, nothing callable, so it can be built on a worker
+ * thread and posted (structured clone) to the thread that serves it.
+ */
+export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'>;
+
+/** The expensive part of a build: derivation, rendering and compression. */
+export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptions): SnapshotContent {
   const urls = publicUrls(options.baseUrl);
   const reviewsDocument = buildReviewsDocument(input);
   const insightsDocument = deriveInsights(input);
-  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument);
   const json = (value: unknown) => createRepresentation(JSON.stringify(value), JSON_CONTENT_TYPE, options.publishedAt);
   const representations: SnapshotRepresentations = {
     reviews: json(reviewsDocument),
@@ -61,17 +67,18 @@ export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOpt
     feedAtom: createRepresentation(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE, options.publishedAt),
     openapi: json(buildOpenApiDocument(urls)),
   };
-  return {
-    version: datasetVersion(input),
-    publishedAt: options.publishedAt,
-    urls,
-    input,
-    reviewsDocument,
-    insightsDocument,
-    search,
-    representations,
-    topic: (name) => representations[name],
-  };
+  return { version: datasetVersion(input), publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations };
+}
+
+/** A servable snapshot from its content: builds the search indexes. */
+export function assembleSnapshot(content: SnapshotContent): Snapshot {
+  const { input, reviewsDocument, insightsDocument, representations } = content;
+  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument);
+  return { ...content, search, topic: (name) => representations[name] };
+}
+
+export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOptions): Snapshot {
+  return assembleSnapshot(buildSnapshotContent(input, options));
 }
 
 export type SnapshotResult = { ok: true; snapshot: Snapshot } | Extract<ValidationResult, { ok: false }>;

@@ -1,0 +1,84 @@
+import { buildSnapshotContent, validateDataset, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type Variant } from '@reviews/domain';
+
+export type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
+
+export type ContentOutcome = { ok: true; content: SnapshotContent } | { ok: false; rejection: Rejection };
+
+export interface BuildRequest {
+  readonly bytes: Uint8Array;
+  readonly baseUrl: string;
+  readonly publishedAt: Date;
+}
+
+function summarize(issues: readonly Issue[]): string {
+  const first = issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  return `${issues.length} issue(s): ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
+}
+
+export function buildError(error: unknown): { ok: false; rejection: Rejection } {
+  const message = `snapshot build failed: ${(error as Error).message}`;
+  return { ok: false, rejection: { reason: 'build_error', summary: message, issues: [{ code: 'build_error', path: [], message }] } };
+}
+
+/** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
+export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest): ContentOutcome {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch (error) {
+    const message = `not valid JSON: ${(error as Error).message}`;
+    return { ok: false, rejection: { reason: 'invalid_json', summary: message, issues: [{ code: 'invalid_json', path: [], message }] } };
+  }
+  try {
+    const validated = validateDataset(raw);
+    if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
+    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt }) };
+  } catch (error) {
+    return buildError(error);
+  }
+}
+
+const REPRESENTATION_NAMES = ['reviews', 'insights', 'feedJson', 'feedAtom', 'openapi'] as const satisfies readonly (keyof SnapshotRepresentations)[];
+
+function variantsOf(representation: Representation): Variant[] {
+  return [representation.identity, representation.gzip, representation.br].filter((variant): variant is Variant => variant !== null);
+}
+
+/**
+ * Gives every body of `content` an ArrayBuffer of its own (small Buffers share Node's pool) and
+ * lists them, so posting the content moves the bytes instead of copying them.
+ */
+export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const name of REPRESENTATION_NAMES) {
+    for (const variant of variantsOf(content.representations[name])) {
+      const { body } = variant;
+      let owned = body.buffer;
+      if (body.byteOffset !== 0 || body.byteLength !== owned.byteLength || !(owned instanceof ArrayBuffer)) {
+        const copy = new Uint8Array(body.byteLength);
+        copy.set(body);
+        owned = copy.buffer;
+        // The content is this thread's own, about to be posted: swapping in the copy is safe.
+        (variant as { body: Buffer }).body = Buffer.from(owned);
+      }
+      buffers.push(owned as ArrayBuffer);
+    }
+  }
+  return buffers;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Structured clone turns Buffers into plain Uint8Arrays: wrap them again (no copy). */
+export function reviveBodies(content: SnapshotContent): SnapshotContent {
+  const representations = Object.fromEntries(
+    REPRESENTATION_NAMES.map((name) => {
+      const r = content.representations[name];
+      const revive = (variant: Variant | null): Variant | null => variant && { ...variant, body: asBuffer(variant.body) };
+      return [name, { ...r, identity: revive(r.identity)!, gzip: revive(r.gzip), br: revive(r.br) }];
+    }),
+  ) as unknown as SnapshotRepresentations;
+  return { ...content, representations };
+}
