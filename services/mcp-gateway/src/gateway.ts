@@ -8,7 +8,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { publicUrls } from '@reviews/domain';
+import { JSON_CONTENT_TYPE, publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
@@ -34,7 +34,13 @@ export interface McpGatewayDeps {
 }
 
 function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id });
+  // Plain node:http calls: express's res.json/res.set would send "application/json; charset=utf-8" and a
+  // weak ETag, unlike the SDK's answers and every other JSON response of the service.
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
 /** Media types listed in an Accept header, without parameters. */
@@ -132,6 +138,14 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
         if (sessionId === undefined) return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
         if (!sessions.verify(sessionId)) return rpcError(res, 404, -32001, 'Session not found: start a new session with initialize (without Mcp-Session-Id)', requestId);
         res.setHeader('Mcp-Session-Id', sessionId);
+      }
+
+      // MCP 2025-06-18 server/tools "Error Handling": an unknown tool is a protocol error (-32602), which
+      // the SDK would answer as an isError result. Invalid arguments stay isError results a model can correct.
+      const toolName = isJSONRPCRequest(message) && message.method === 'tools/call' ? message.params?.['name'] : undefined;
+      if (typeof toolName === 'string' && !KNOWN_TOOLS.has(toolName)) {
+        gatewayMetrics.toolCalls.inc({ tool: 'unknown', outcome: 'error' });
+        return rpcError(res, 200, -32602, `Unknown tool: ${toolName}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, requestId);
       }
 
       const server = buildMcpServer(snapshots.current(), urls);

@@ -185,8 +185,8 @@ describe('MCP tools, resources and prompts', () => {
       expect(await ok('get_rating_trend')).toEqual(snapshot.insightsDocument.temporal);
     });
 
-    it('answers an unknown tool with an isError result (SDK behaviour, pinned)', async () => {
-      expect(await failure('delete_reviews')).toMatch(/delete_reviews not found/);
+    it('answers an unknown tool with JSON-RPC -32602 naming it (MCP 2025-06-18 server/tools: a protocol error)', async () => {
+      await expect(call('delete_reviews')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: delete_reviews') });
     });
   });
 
@@ -238,7 +238,7 @@ describe('MCP tools, resources and prompts', () => {
     const sessionsBefore = await value('mcp_sessions_initialized_total');
     await ok('get_business');
     await failure('search_reviews', { rating: 0 });
-    await failure('no_such_tool');
+    await expect(call('no_such_tool')).rejects.toMatchObject({ code: -32602 });
     const second = await connectClient(gateway.url);
     await second.client.close();
     expect(await value('mcp_tool_calls_total', { tool: 'get_business', outcome: 'ok' })).toBe(okBefore + 1);
