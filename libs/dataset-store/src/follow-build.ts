@@ -46,7 +46,7 @@ function variantsOf(representation: Representation): Variant[] {
 
 /**
  * Gives every body of `content` an ArrayBuffer of its own (small Buffers share Node's pool) and
- * lists them, so posting the content moves the bytes instead of copying them.
+ * lists them with the text index tables, so posting the content moves the bytes instead of copying.
  */
 export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
   const buffers: ArrayBuffer[] = [];
@@ -64,6 +64,8 @@ export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
       buffers.push(owned as ArrayBuffer);
     }
   }
+  const { bitsetSlot, listStart, lists, bitsets } = content.textIndex;
+  for (const table of [bitsetSlot, listStart, lists, bitsets]) buffers.push(table.buffer as ArrayBuffer);
   return buffers;
 }
 

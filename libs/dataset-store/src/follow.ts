@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { assembleSnapshot, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
@@ -88,6 +89,10 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot } | { ok: false; rejection: Rejection }> => {
     const outcome = await builder.build({ bytes: dataset.bytes, baseUrl: options.baseUrl, publishedAt: dataset.publishedAt });
     if (!outcome.ok) return outcome;
+    // Receiving the content (deserializing it) was one task; let requests that arrived meanwhile run
+    // before the next: the first immediate runs before the next poll for I/O, the second after it.
+    await yieldToRequests();
+    await yieldToRequests();
     try {
       return { ok: true, snapshot: assembleSnapshot(outcome.content) };
     } catch (error) {

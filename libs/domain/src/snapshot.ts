@@ -4,7 +4,7 @@ import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
 import { contentHash, createRepresentation, type Representation } from './representation.js';
-import { createSearchEngine, type SearchEngine } from './search/engine.js';
+import { buildSearchTextIndex, createSearchEngine, type SearchEngine, type TextIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
 import { publicUrls, type PublicUrls, type TopicName } from './urls.js';
@@ -52,7 +52,7 @@ export function datasetVersion(input: DatasetInput): string {
  * The data of a snapshot: plain objects and bytes, nothing callable, so it can be built on a worker
  * thread and posted (structured clone) to the thread that serves it.
  */
-export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'>;
+export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'> & { readonly textIndex: TextIndexData };
 
 /** The expensive part of a build: derivation, rendering and compression. */
 export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptions): SnapshotContent {
@@ -67,13 +67,14 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
     feedAtom: createRepresentation(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE, options.publishedAt),
     openapi: json(buildOpenApiDocument(urls)),
   };
-  return { version: datasetVersion(input), publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations };
+  const textIndex = buildSearchTextIndex(reviewsDocument.reviews);
+  return { version: datasetVersion(input), publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations, textIndex };
 }
 
-/** A servable snapshot from its content: builds the search indexes. */
-export function assembleSnapshot(content: SnapshotContent): Snapshot {
+/** A servable snapshot from its content: opens the text index and builds the small filter indexes. */
+export function assembleSnapshot({ textIndex, ...content }: SnapshotContent): Snapshot {
   const { input, reviewsDocument, insightsDocument, representations } = content;
-  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument);
+  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument, textIndex);
   return { ...content, search, topic: (name) => representations[name] };
 }
 

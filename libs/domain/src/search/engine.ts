@@ -3,7 +3,9 @@ import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/doc
 import type { DatasetInput } from '../schemas/input.js';
 import type { SearchParams } from '../schemas/search.js';
 import { firstPosition, lowerBound } from './positions.js';
-import { createTextIndex } from './text-index.js';
+import { buildTextIndexData, createTextIndex, type TextIndexData } from './text-index.js';
+
+export type { TextIndexData };
 
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
@@ -50,7 +52,20 @@ const TEST_QUERY_BELOW = 1000;
  * Positions are indexes into the newest-first review array, so every position list is sorted
  * newest first, a date range is one contiguous slice, and results need no sorting per request.
  */
-export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: readonly Review[], business: Business, insights: InsightsDocument): SearchEngine {
+const searchedTexts = (reviews: readonly Review[]) => reviews.map((review) => review.text ?? '');
+
+/** The text index of the newest-first reviews: the costly part of an engine, buildable on another thread. */
+export function buildSearchTextIndex(reviewsNewestFirst: readonly Review[]): TextIndexData {
+  return buildTextIndexData(searchedTexts(reviewsNewestFirst));
+}
+
+export function createSearchEngine(
+  _input: DatasetInput,
+  reviewsNewestFirst: readonly Review[],
+  business: Business,
+  insights: InsightsDocument,
+  textIndex: TextIndexData = buildSearchTextIndex(reviewsNewestFirst),
+): SearchEngine {
   const reviews = reviewsNewestFirst;
   const count = reviews.length;
   const perReview = insights.per_review;
@@ -70,7 +85,7 @@ export function createSearchEngine(_input: DatasetInput, reviewsNewestFirst: rea
   const technicianFilters = mentionFilters(business.technicians.map((t) => t.name), (review) => perReview[review.id]?.technicians ?? []);
   const serviceFilters = mentionFilters(business.services.map((s) => s.id), (review) => perReview[review.id]?.services ?? []);
 
-  const text = createTextIndex(reviews.map((review) => review.text ?? ''));
+  const text = createTextIndex(searchedTexts(reviews), textIndex);
 
   function mentionFilters(keys: readonly string[], mentionsOf: (review: Review) => readonly string[]): Map<string, PositionFilter> {
     const members = new Map(keys.map((key) => [key, new Uint8Array(count)]));

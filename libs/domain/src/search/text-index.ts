@@ -50,7 +50,20 @@ function forEachTrigram(text: string, visit: (code: number) => void): void {
  */
 const BITSET_ABOVE_SHARE = 1 / 32;
 
-export function createTextIndex(texts: readonly string[]): TextIndex {
+/**
+ * The trigram tables: typed arrays only, so they can be built on a worker thread and transferred
+ * to the thread that searches.
+ */
+export interface TextIndexData {
+  /** Per trigram code: its bitset's slot, or -1 when it is stored as a position list. */
+  readonly bitsetSlot: Int32Array;
+  /** Per trigram code: where its list starts in `lists` (TRIGRAM_COUNT + 1 entries). */
+  readonly listStart: Int32Array;
+  readonly lists: Int32Array;
+  readonly bitsets: Uint32Array;
+}
+
+export function buildTextIndexData(texts: readonly string[]): TextIndexData {
   const lowered = texts.map((text) => text.toLowerCase());
   const count = lowered.length;
   const wordsPerBitset = Math.ceil(count / 32);
@@ -94,8 +107,18 @@ export function createTextIndex(texts: readonly string[]): TextIndex {
       listEnd[code] = (listEnd[code] as number) + 1;
     }
   });
+  return { bitsetSlot, listStart, lists, bitsets };
+}
 
-  const contains = (position: number, lowerQuery: string) => (lowered[position] as string).includes(lowerQuery);
+export function createTextIndex(texts: readonly string[], data: TextIndexData = buildTextIndexData(texts)): TextIndex {
+  const { bitsetSlot, listStart, lists, bitsets } = data;
+  const count = texts.length;
+  const wordsPerBitset = Math.ceil(count / 32);
+  /** Lower-cased on first use: opening an index built elsewhere stays cheap. */
+  const lowered: (string | undefined)[] = new Array<string | undefined>(count);
+  const loweredAt = (position: number) => (lowered[position] ??= (texts[position] as string).toLowerCase());
+
+  const contains = (position: number, lowerQuery: string) => loweredAt(position).includes(lowerQuery);
 
   /** Positions whose texts hold every trigram of `codes` (a superset of the matches, ascending). */
   function candidates(codes: readonly number[]): Int32Array {
