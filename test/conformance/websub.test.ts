@@ -37,12 +37,19 @@ afterAll(async () => {
 
 const hub = (form: Record<string, string>, contentType = 'application/x-www-form-urlencoded') => send('POST', hubUrl, { 'Content-Type': contentType }, new URLSearchParams(form).toString());
 
+/** The request `find` returns, once it has arrived. */
+async function arrival(find: () => Received | undefined): Promise<Received> {
+  let found: Received | undefined;
+  await eventually(() => (found = find()) !== undefined);
+  return found as Received;
+}
+
 /** Subscribe `name` to `topic` and wait until the hub has sent its verification GET. */
 async function subscribe(name: string, topic: string, extra: Record<string, string> = {}): Promise<Received> {
   const before = subscriber.verifications(name).length;
   const res = await hub({ 'hub.mode': 'subscribe', 'hub.topic': topic, 'hub.callback': subscriber.url(name), ...extra });
   expect(res.status).toBe(202);
-  return eventually(() => subscriber.verifications(name)[before] ?? false);
+  return arrival(() => subscriber.verifications(name)[before]);
 }
 
 /** A new dataset version (one author renamed): every topic changes. Resolves once it is served. */
@@ -124,7 +131,7 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
     // Unsubscribe `leaving` (verified like a subscribe) before the change.
     const before = subscriber.verifications('leaving').length;
     expect((await hub({ 'hub.mode': 'unsubscribe', 'hub.topic': topics.atom, 'hub.callback': subscriber.url('leaving') })).status).toBe(202);
-    const unsubscribe = await eventually(() => subscriber.verifications('leaving')[before] ?? false);
+    const unsubscribe = await arrival(() => subscriber.verifications('leaving')[before]);
     expect(unsubscribe.query.get('hub.mode')).toBe('unsubscribe');
     expect(unsubscribe.query.get('hub.topic')).toBe(topics.atom);
     // The hub records each verification outcome as the echo arrives; a publish takes the file
