@@ -6,9 +6,15 @@ import { join } from 'node:path';
 import { deltas, readPrevious, writeReport, type Section } from './lib/report.ts';
 import { repoRoot } from './lib/processes.ts';
 import { staticRepresentations } from './suites/static.ts';
+import { propagation } from './suites/propagation.ts';
+import { mcpThroughput } from './suites/mcp.ts';
+import { fanout } from './suites/fanout.ts';
 
 const SUITES: Record<string, () => Promise<Section>> = {
   static: staticRepresentations,
+  propagation,
+  mcp: mcpThroughput,
+  fanout,
 };
 
 const requested = process.argv.slice(2);

@@ -1,0 +1,97 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { connect } from '@nats-io/transport-node';
+import { buildSnapshotFromInput, type DatasetInput } from '@reviews/domain';
+import { NatsDatasetStore } from '@reviews/dataset-store';
+import { fmt, type Section } from '../lib/report.ts';
+import { BASE_URL, startService } from '../lib/context.ts';
+import { datasetInput, editedVersions } from '../lib/datasets.ts';
+import { startBenchNats } from '../lib/nats.ts';
+import type { Running } from '../lib/processes.ts';
+import { percentile } from '../lib/stats.ts';
+
+const REPLICAS = 3;
+const REVIEWS = 2_000;
+// At least 20 publishes (issue 3); BENCH_SECONDS smoke runs keep the minimum.
+const PUBLISHES = 25;
+const POLL_GAP_MS = 5;
+const CONVERGE_TIMEOUT_MS = 10_000;
+
+/** The identity ETag of /reviews.json every replica must serve for `input` (representations are deterministic). */
+function reviewsEtag(input: DatasetInput): string {
+  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).representations.reviews.identity.etag;
+}
+
+async function servedEtag(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/reviews.json`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' }, signal: AbortSignal.timeout(2_000) });
+  return res.status === 200 ? (res.headers.get('etag') ?? '') : '';
+}
+
+/** Milliseconds after `start` at which the replica first answered with `etag`; polled back to back with a short gap. */
+async function servesAt(port: number, etag: string, start: number): Promise<number> {
+  const deadline = start + CONVERGE_TIMEOUT_MS;
+  while (performance.now() < deadline) {
+    if ((await servedEtag(port).catch(() => '')) === etag) return performance.now() - start;
+    await delay(POLL_GAP_MS);
+  }
+  throw new Error(`replica on port ${port} did not serve ${etag} within ${CONVERGE_TIMEOUT_MS} ms`);
+}
+
+/** Publish → the last of three read-api replicas (separate processes following NATS) serving the new ETag. */
+export async function propagation(): Promise<Section> {
+  const inputs = editedVersions(datasetInput(REVIEWS, 11), PUBLISHES + 1);
+  const etags = inputs.map(reviewsEtag);
+
+  const nats = await startBenchNats();
+  const replicas: Running[] = [];
+  const nc = await connect({ servers: nats.url, name: 'bench-propagation' });
+  const publishMs: number[] = [];
+  const firstMs: number[] = [];
+  const lastMs: number[] = [];
+  try {
+    const store = await NatsDatasetStore.open(nc, 1);
+    // Readiness stays false until a replica has a dataset, so the first version goes out before they start.
+    await store.publish(inputs[0]!);
+    for (let i = 0; i < REPLICAS; i++) replicas.push(await startService('services/read-api/dist/main.js', { NATS_URL: nats.url }));
+    for (const replica of replicas) await servesAt(replica.port, etags[0]!, performance.now());
+
+    for (let n = 1; n <= PUBLISHES; n++) {
+      const start = performance.now();
+      const arrivals = replicas.map((r) => servesAt(r.port, etags[n]!, start));
+      const outcome = await store.publish(inputs[n]!);
+      if (outcome.status !== 'published') throw new Error(`publish ${n} was ${outcome.status}`);
+      publishMs.push(performance.now() - start);
+      const times = await Promise.all(arrivals);
+      firstMs.push(Math.min(...times));
+      lastMs.push(Math.max(...times));
+    }
+  } finally {
+    await nc.close();
+    await Promise.all(replicas.map((r) => r.stop()));
+    await nats.stop();
+  }
+
+  const row = (name: string, values: number[]) => [name, fmt(percentile(values, 50)), fmt(percentile(values, 99)), fmt(Math.max(...values))];
+  const bytes = Buffer.byteLength(JSON.stringify(inputs[0]));
+  return {
+    id: 'propagation',
+    title: 'Dataset propagation over NATS (publish → every replica)',
+    intro:
+      `A private nats-server (JetStream), ${REPLICAS} read-api replicas as separate processes (\`services/read-api/dist/main.js\` with \`NATS_URL\`), ` +
+      `${PUBLISHES} publishes of a ${fmt(REVIEWS)}-review dataset (${fmt(bytes / 1024)} KiB of JSON; each publish edits one owner reply) through \`NatsDatasetStore.publish\`. ` +
+      `Each publish is timed from the call until the last replica answers \`HEAD /reviews.json\` with the new ETag (polled every ${POLL_GAP_MS} ms per replica). ` +
+      'The publish call itself stores the object, reads it back and moves the pointer; replicas then fetch, validate, derive and swap.',
+    targets: ['p99 publish → last replica serving the new ETag under 500 ms'],
+    commands: ['npm run bench -- propagation'],
+    tables: [
+      {
+        columns: ['stage (ms after the publish call)', 'p50', 'p99', 'max'],
+        rows: [row('publish call returned (pointer moved)', publishMs), row('first replica serves new ETag', firstMs), row(`last of ${REPLICAS} replicas serves new ETag`, lastMs)],
+      },
+    ],
+    figures: {
+      last_replica_p50_ms: Math.round(percentile(lastMs, 50)),
+      last_replica_p99_ms: Math.round(percentile(lastMs, 99)),
+      publish_call_p50_ms: Math.round(percentile(publishMs, 50)),
+    },
+  };
+}
