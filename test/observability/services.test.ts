@@ -78,6 +78,9 @@ beforeAll(async () => {
     await hub.start();
     return composeRoutes({ [HUB_ROUTE]: hub.handler }, (_req, res) => sendNotFound(res));
   });
+  // Closed as main.ts does: the hub first, then its NATS connection, then the dataset follower.
+  services['websub-hub'].service.onClose(() => hubConnection.drain());
+  services['websub-hub'].service.onClose(() => hub.close());
 
   // Real traffic on every service.
   const readApi = services['read-api'].service.url;
@@ -106,8 +109,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const running of Object.values(services)) await running.service.shutdown('test done');
-  await hub?.close();
-  await hubConnection?.drain();
   await subscriber?.close();
   await publisher?.close();
   await nats?.dispose();

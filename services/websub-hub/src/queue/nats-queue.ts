@@ -12,6 +12,14 @@ const DUPLICATE_WINDOW_MS = 10 * 60_000;
 const JOB_MAX_AGE_MS = 7 * 24 * 3600_000;
 /** A crashed handler's job comes back after this; a bug must not spin. */
 const CRASH_RETRY_MS = 5_000;
+/**
+ * Jobs are pulled in bounded batches (fetch), not with a standing pull: a stopping replica keeps
+ * its subscription until its last request ends, so every job the server hands it is either run or
+ * released (nak) — none is lost in flight until its ack deadline. Bounds the wait at shutdown.
+ */
+const FETCH_EXPIRES_MS = 1_000;
+/** After a failed fetch (NATS reconnecting), wait this long before pulling again. */
+const FETCH_RETRY_MS = 1_000;
 
 export interface NatsJobQueueOptions {
   readonly js: JetStreamClient;
@@ -34,8 +42,17 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   await ensureStream(jsm, options.replicas ?? 1);
   await ensureConsumer(jsm, options);
   const running = new Set<Promise<void>>();
-  let messages: Awaited<ReturnType<Awaited<ReturnType<typeof js.consumers.get>>['consume']>> | null = null;
   let loop: Promise<void> | null = null;
+  let closing = false;
+  let wake: (() => void) | null = null;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 
   const handleMessage = async (m: JsMsg, handler: JobHandler): Promise<void> => {
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(options.ackWaitMs / 2)));
@@ -57,22 +74,39 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
     },
     start: async (handler) => {
       const consumer = await js.consumers.get(DELIVERY_STREAM, DELIVERY_CONSUMER);
-      const iterator = await consumer.consume({ max_messages: options.concurrency });
-      messages = iterator;
       loop = (async () => {
-        for await (const m of iterator) {
-          while (running.size >= options.concurrency) await Promise.race(running);
-          const run = handleMessage(m, handler).finally(() => running.delete(run));
-          running.add(run);
+        while (!closing) {
+          if (running.size >= options.concurrency) {
+            await Promise.race(running);
+            continue;
+          }
+          try {
+            const batch = await consumer.fetch({ max_messages: options.concurrency - running.size, expires: FETCH_EXPIRES_MS });
+            for await (const m of batch) {
+              // Shutting down: jobs pulled but not started go straight back to another replica.
+              if (closing) {
+                m.nak();
+                continue;
+              }
+              const run = handleMessage(m, handler).finally(() => running.delete(run));
+              running.add(run);
+            }
+          } catch (error) {
+            if (closing) break;
+            logger.warn({ err: error }, 'pulling delivery jobs failed; retrying');
+            await pause(FETCH_RETRY_MS);
+          }
         }
-      })().catch((error: unknown) => logger.error({ err: error }, 'delivery consumer stopped'));
+      })();
     },
     depth: async () => {
       const info = await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
       return info.num_pending + info.num_ack_pending;
     },
+    /** Finishes the jobs in flight (each acked or nak'd), releases the ones pulled but not started. */
     close: async () => {
-      await messages?.close();
+      closing = true;
+      wake?.();
       await loop;
       await Promise.allSettled([...running]);
     },
