@@ -211,6 +211,13 @@ describe('tools', () => {
     }
   });
 
+  it('tools/call params that do not fit the method (no name, arguments not an object) are JSON-RPC -32602 Invalid params', async () => {
+    const { call } = await session();
+    for (const params of [{ arguments: {} }, { name: 'search_reviews', arguments: [5] }]) {
+      expect((await call('tools/call', params)).error?.code).toBe(-32602);
+    }
+  });
+
   it('an unknown tool is a JSON-RPC -32602 protocol error (MCP 2025-06-18 server/tools "Error Handling")', async () => {
     const { call } = await session();
     const body = await call('tools/call', { name: 'no_such_tool', arguments: {} });

@@ -1,11 +1,13 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  ClientRequestSchema,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE, publicUrls } from '@reviews/domain';
@@ -25,6 +27,19 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 const EXPOSED_HEADERS = 'Mcp-Session-Id';
 const KNOWN_TOOLS = new Set(TOOLS.map((tool) => tool.name));
+/** The schema of each MCP request method, by method name. */
+const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]));
+
+/**
+ * JSON-RPC 2.0 "Invalid params" (-32602) message for a known method whose params do not fit its schema,
+ * else null. The SDK would throw the raw zod error from inside its handler, answered as -32603 Internal error.
+ */
+function invalidParams(message: JSONRPCRequest): string | null {
+  const result = REQUEST_SCHEMAS.get(message.method)?.safeParse(message);
+  if (result === undefined || result.success) return null;
+  const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  return `Invalid params for ${message.method}: ${problems.join('; ')}`;
+}
 
 export interface McpGatewayDeps {
   readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS'>;
@@ -126,6 +141,9 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
       if (!parsed.success) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
       const message = parsed.data;
       const requestId = isJSONRPCRequest(message) ? message.id : null;
+      const badParams = isJSONRPCRequest(message) ? invalidParams(message) : null;
+      // A malformed initialize is not an initialize (isInitializeRequest below): say why, not "no session".
+      if (badParams !== null && isJSONRPCRequest(message) && message.method === 'initialize') return rpcError(res, 400, -32602, badParams, requestId);
 
       // initialize is checked first, so a stale id header never blocks starting a new session.
       const initializing = isInitializeRequest(message);
@@ -140,6 +158,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
         res.setHeader('Mcp-Session-Id', sessionId);
       }
 
+      if (badParams !== null) return rpcError(res, 200, -32602, badParams, requestId);
       // MCP 2025-06-18 server/tools "Error Handling": an unknown tool is a protocol error (-32602), which
       // the SDK would answer as an isError result. Invalid arguments stay isError results a model can correct.
       const toolName = isJSONRPCRequest(message) && message.method === 'tools/call' ? message.params?.['name'] : undefined;

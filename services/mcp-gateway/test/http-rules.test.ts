@@ -95,6 +95,18 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) }, id: null });
   });
 
+  it('answers params that do not fit the method with -32602 Invalid params naming the field (JSON-RPC 2.0), not -32603', async () => {
+    for (const params of [{ arguments: {} }, { name: 'search_reviews', arguments: 'rating=5' }]) {
+      const response = await post(gateway.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params }, session());
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: expect.stringMatching(/^Invalid params for tools\/call: params\.(name|arguments): /) } });
+    }
+    const initialize = await post(gateway.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {} } });
+    expect(initialize.status).toBe(400);
+    expect(initialize.json).toMatchObject({ id: 1, error: { code: -32602, message: expect.stringContaining('params.protocolVersion') } });
+  });
+
   it('rejects JSON-RPC batches with 400 -32600', async () => {
     const response = await post(gateway.url, [toolsList, { ...toolsList, id: 3 }], session());
     expect(response.status).toBe(400);
