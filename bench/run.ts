@@ -9,12 +9,14 @@ import { staticRepresentations } from './suites/static.ts';
 import { propagation } from './suites/propagation.ts';
 import { mcpThroughput } from './suites/mcp.ts';
 import { fanout } from './suites/fanout.ts';
+import { overhead } from './suites/overhead.ts';
 
 const SUITES: Record<string, () => Promise<Section>> = {
   static: staticRepresentations,
   propagation,
   mcp: mcpThroughput,
   fanout,
+  overhead,
 };
 
 const requested = process.argv.slice(2);
