@@ -2,11 +2,13 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { NatsDatasetStore } from '@reviews/dataset-store';
+import { loadNote } from '../lib/machine.ts';
 import { fmt, type Section } from '../lib/report.ts';
 import { BASE_URL, startService } from '../lib/context.ts';
 import { datasetInput, editedVersions } from '../lib/datasets.ts';
 import { startBenchNats } from '../lib/nats.ts';
 import { createBenchPki } from '../lib/pki.ts';
+import { scrapeValue } from '../lib/prometheus.ts';
 import { freePort, repoRoot, rssBytes, startProcess, type Running } from '../lib/processes.ts';
 
 const REVIEWS = 2_000;
@@ -61,13 +63,6 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
   throw new Error(`fanout: ${what} not reached within ${timeoutMs} ms`);
 }
 
-/** Active subscriptions as the hub reports them (websub_subscriptions{state="active"}). */
-async function activeSubscriptions(metricsPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('websub_subscriptions{') && l.includes('state="active"'));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
-}
-
 /** Subscribe `indices` to `topic` through the hub's public endpoint, in waves the hub verifies before the next. */
 async function subscribe(hubUrl: string, metricsPort: number, ports: number[], topic: (typeof TOPICS)[number], indices: number[], alreadyActive: number): Promise<void> {
   for (let wave = 0; wave < indices.length; wave += SUBSCRIBE_WAVE) {
@@ -92,7 +87,7 @@ async function subscribe(hubUrl: string, metricsPort: number, ports: number[], t
       );
     }
     const expected = alreadyActive + wave + batch.length;
-    await until(async () => (await activeSubscriptions(metricsPort)) >= expected, 60_000, `${expected} verified subscriptions`, 250);
+    await until(async () => (await scrapeValue(metricsPort, 'websub_subscriptions', { state: 'active' })) >= expected, 60_000, `${expected} verified subscriptions`, 250);
   }
 }
 
@@ -150,6 +145,7 @@ const mib = (bytes: number) => fmt(bytes / 2 ** 20, 1);
 
 /** One dataset change fanned out by one websub-hub pod process to 1,000 and then 3,000 HTTPS subscribers. */
 export async function fanout(): Promise<Section> {
+  const load = loadNote();
   const versions = editedVersions(datasetInput(REVIEWS, 11), 3);
   const pki = createBenchPki();
   const nats = await startBenchNats();
@@ -210,7 +206,8 @@ export async function fanout(): Promise<Section> {
       `First ${fmt(PER_TOPIC)} subscriptions to /reviews.json, then ${fmt(PER_TOPIC)} more to each feed (${fmt(3 * PER_TOPIC)} in all); each stage publishes one change of a ${fmt(REVIEWS)}-review dataset over NATS ` +
       'and times, from the publish call, the first and the last notification received (the hub first loads and renders the new version). ' +
       'Deliveries/s = notifications ÷ time to the last one. Memory: hub RSS before the change, its peak while fanning out (sampled every 50 ms), and after; ' +
-      'bytes delivered is what per-subscriber copies of the payload would have to hold.',
+      'bytes delivered is what per-subscriber copies of the payload would have to hold.' +
+      ` ${load}`,
     targets: ['all 3,000 notifications delivered within 10 s', '≥ 300 deliveries/s', 'hub memory does not grow with subscribers × payload size'],
     commands: ['npm run bench -- fanout'],
     tables: [

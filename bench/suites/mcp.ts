@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadNote } from '../lib/machine.ts';
 import { fmt, ratio, type Section } from '../lib/report.ts';
 import { loadTest, DEFAULT_LOAD, type LoadResult } from '../lib/wrk.ts';
 import { dataset, startService } from '../lib/context.ts';
@@ -52,6 +53,7 @@ function postScript(dir: string, body: string): string {
 
 /** tools/call search_reviews on the mcp-gateway against GET /api/reviews/search on read-api, one process each, same wrk settings. */
 export async function mcpThroughput(): Promise<Section> {
+  const load = loadNote();
   const file = dataset(REVIEWS, 11);
   const scripts = mkdtempSync(join(tmpdir(), 'bench-mcp-'));
   const restService = await startService('services/read-api/dist/main.js', { DATASET_FILE: file });
@@ -86,7 +88,8 @@ export async function mcpThroughput(): Promise<Section> {
       `\`tools/call search_reviews\` on the mcp-gateway (\`services/mcp-gateway/dist/main.js\`, one signed session from \`initialize\`, protocol ${PROTOCOL_VERSION}, JSON responses) ` +
       `against \`GET /api/reviews/search\` on read-api (\`services/read-api/dist/main.js\`) for the same search over the same ${fmt(REVIEWS)}-review dataset, ` +
       'each server one process, identical wrk settings (the MCP side POSTs its JSON-RPC body from a Lua script). Before loading, the suite checks that both answer the same body. ' +
-      'Every MCP request builds a fresh McpServer and stateless transport and verifies the session HMAC; read-api memoizes search results per dataset version, so its figure is the cached path.',
+      'Every MCP request builds a fresh McpServer and stateless transport and verifies the session HMAC; read-api memoizes search results per dataset version, so its figure is the cached path.' +
+      ` ${load}`,
     targets: ['MCP search_reviews throughput ≥ 50% of the REST search figure for the same query'],
     commands: [
       'npm run bench -- mcp',

@@ -2,19 +2,32 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, type DatasetInput } from '@reviews/domain';
 import { NatsDatasetStore } from '@reviews/dataset-store';
+import { loadNote } from '../lib/machine.ts';
 import { fmt, type Section } from '../lib/report.ts';
 import { BASE_URL, startService } from '../lib/context.ts';
 import { datasetInput, editedVersions } from '../lib/datasets.ts';
 import { startBenchNats } from '../lib/nats.ts';
-import type { Running } from '../lib/processes.ts';
+import { freePort, type Running } from '../lib/processes.ts';
+import { scrapeValue } from '../lib/prometheus.ts';
 import { percentile } from '../lib/stats.ts';
 
 const REPLICAS = 3;
 const REVIEWS = 2_000;
 // At least 20 publishes (issue 3); BENCH_SECONDS smoke runs keep the minimum.
 const PUBLISHES = 25;
-const POLL_GAP_MS = 5;
+const POLL_GAP_MS = 10;
 const CONVERGE_TIMEOUT_MS = 10_000;
+
+interface Histogram {
+  readonly sum: number;
+  readonly count: number;
+}
+
+/** The replica's own timings: snapshot build, and publish (pointer time) → serving. */
+async function histograms(metricsPort: number): Promise<{ build: Histogram; propagation: Histogram }> {
+  const read = async (name: string) => ({ sum: await scrapeValue(metricsPort, `${name}_sum`), count: await scrapeValue(metricsPort, `${name}_count`) });
+  return { build: await read('dataset_snapshot_build_duration_seconds'), propagation: await read('dataset_propagation_seconds') };
+}
 
 /** The identity ETag of /reviews.json every replica must serve for `input` (representations are deterministic). */
 function reviewsEtag(input: DatasetInput): string {
@@ -38,6 +51,7 @@ async function servesAt(port: number, etag: string, start: number): Promise<numb
 
 /** Publish → the last of three read-api replicas (separate processes following NATS) serving the new ETag. */
 export async function propagation(): Promise<Section> {
+  const load = loadNote();
   const inputs = editedVersions(datasetInput(REVIEWS, 11), PUBLISHES + 1);
   const etags = inputs.map(reviewsEtag);
 
@@ -47,12 +61,20 @@ export async function propagation(): Promise<Section> {
   const publishMs: number[] = [];
   const firstMs: number[] = [];
   const lastMs: number[] = [];
+  const metricsPorts: number[] = [];
+  /** Mean seconds per replica from the service's own histograms, to tell where the time goes. */
+  const means: { build: number; propagation: number }[] = [];
   try {
     const store = await NatsDatasetStore.open(nc, 1);
     // Readiness stays false until a replica has a dataset, so the first version goes out before they start.
     await store.publish(inputs[0]!);
-    for (let i = 0; i < REPLICAS; i++) replicas.push(await startService('services/read-api/dist/main.js', { NATS_URL: nats.url }));
+    for (let i = 0; i < REPLICAS; i++) {
+      const metricsPort = await freePort();
+      metricsPorts.push(metricsPort);
+      replicas.push(await startService('services/read-api/dist/main.js', { NATS_URL: nats.url, METRICS_PORT: String(metricsPort) }));
+    }
     for (const replica of replicas) await servesAt(replica.port, etags[0]!, performance.now());
+    const before = await Promise.all(metricsPorts.map(histograms));
 
     for (let n = 1; n <= PUBLISHES; n++) {
       const start = performance.now();
@@ -64,6 +86,10 @@ export async function propagation(): Promise<Section> {
       firstMs.push(Math.min(...times));
       lastMs.push(Math.max(...times));
     }
+    const after = await Promise.all(metricsPorts.map(histograms));
+    // Over the measured publishes only: the first load at start-up is left out.
+    const mean = (a: Histogram, b: Histogram) => (a.sum - b.sum) / (a.count - b.count);
+    for (const [i, a] of after.entries()) means.push({ build: mean(a.build, before[i]!.build), propagation: mean(a.propagation, before[i]!.propagation) });
   } finally {
     await nc.close();
     await Promise.all(replicas.map((r) => r.stop()));
@@ -79,13 +105,18 @@ export async function propagation(): Promise<Section> {
       `A private nats-server (JetStream), ${REPLICAS} read-api replicas as separate processes (\`services/read-api/dist/main.js\` with \`NATS_URL\`), ` +
       `${PUBLISHES} publishes of a ${fmt(REVIEWS)}-review dataset (${fmt(bytes / 1024)} KiB of JSON; each publish edits one owner reply) through \`NatsDatasetStore.publish\`. ` +
       `Each publish is timed from the call until the last replica answers \`HEAD /reviews.json\` with the new ETag (polled every ${POLL_GAP_MS} ms per replica). ` +
-      'The publish call itself stores the object, reads it back and moves the pointer; replicas then fetch, validate, derive and swap.',
+      'The publish call itself stores the object, reads it back and moves the pointer; replicas then fetch, validate, derive and swap.' +
+      ` ${load}`,
     targets: ['p99 publish → last replica serving the new ETag under 500 ms'],
     commands: ['npm run bench -- propagation'],
     tables: [
       {
         columns: ['stage (ms after the publish call)', 'p50', 'p99', 'max'],
         rows: [row('publish call returned (pointer moved)', publishMs), row('first replica serves new ETag', firstMs), row(`last of ${REPLICAS} replicas serves new ETag`, lastMs)],
+      },
+      {
+        columns: ['replica', 'mean snapshot build ms (dataset_snapshot_build_duration_seconds)', 'mean publish → swap ms (dataset_propagation_seconds)'],
+        rows: means.map((m, i) => [i + 1, fmt(m.build * 1000), fmt(m.propagation * 1000)]),
       },
     ],
     figures: {
