@@ -214,6 +214,14 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
     expect(responseOf(template, 'get', 304)['content']).toBeUndefined();
   });
 
+  it.each(['/reviews.json', '/feed.xml', '/api/reviews/search'])('GET %s documents the 412 it sends for a failed If-Match', async (template) => {
+    const res = await send('GET', `${base}${template}`, { 'If-Match': '"stale"' });
+    expect(res.status).toBe(412);
+    const schema = (responseOf(template, 'get', 412)['content'] as Record<string, Json>)['application/json']?.['schema'] as Json;
+    const validate = ajv.compile({ $ref: `openapi.json${schema['$ref'] as string}` });
+    expect(validate(res.json())).toBe(true);
+  });
+
   it('the 404 of an unknown path matches the documented NotFound response', async () => {
     const res = await send('GET', `${base}/nowhere`);
     const notFound = (doc['components'] as Json)['responses'] as Record<string, Json>;

@@ -83,6 +83,22 @@ describe.each(READ_ENDPOINTS)('GET $path', ({ path, contentType, topic }) => {
     expect((await get(path, { 'If-None-Match': first.headers['etag'] as string, 'If-Modified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT' })).status).toBe(304);
   });
 
+  it('If-Match / If-Unmodified-Since that do not hold are 412 JSON, evaluated before If-None-Match (RFC 9110 §13.2.2)', async () => {
+    const first = await get(path);
+    const etag = first.headers['etag'] as string;
+    const lastModified = first.headers['last-modified'] as string;
+    const earlier = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    for (const headers of [{ 'If-Match': '"other"' }, { 'If-Match': `W/${etag}` }, { 'If-Unmodified-Since': earlier }, { 'If-Match': '"other"', 'If-None-Match': etag }]) {
+      const res = await get(path, headers);
+      expect([headers, res.status]).toEqual([headers, 412]);
+      expect(res.headers['content-type']).toBe('application/json');
+    }
+    for (const headers of [{ 'If-Match': etag }, { 'If-Match': '*' }, { 'If-Unmodified-Since': lastModified }, { 'If-Match': etag, 'If-Unmodified-Since': earlier }]) {
+      expect([headers, (await get(path, headers)).status]).toEqual([headers, 200]);
+    }
+    expect((await get(path, { 'If-Match': etag, 'If-None-Match': etag })).status).toBe(304);
+  });
+
   it('If-Modified-Since alone: 304 at or after Last-Modified, 200 before it, ignored when not an HTTP-date', async () => {
     const first = await get(path);
     const lastModified = first.headers['last-modified'] as string;

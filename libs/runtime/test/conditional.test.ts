@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { ifNoneMatchMatches, isNotModified, parseHttpDate } from '@reviews/runtime';
+import { ifMatchMatches, ifNoneMatchMatches, isNotModified, isPreconditionFailed, parseHttpDate } from '@reviews/runtime';
 
 describe('If-None-Match (weak comparison)', () => {
   it.each([
@@ -51,5 +51,44 @@ describe('isNotModified', () => {
   it('lets If-None-Match take precedence over If-Modified-Since', () => {
     expect(isNotModified({ 'if-none-match': '"other"', 'if-modified-since': after }, validators)).toBe(false);
     expect(isNotModified({ 'if-none-match': '"v1"', 'if-modified-since': before }, validators)).toBe(true);
+  });
+});
+
+describe('If-Match (strong comparison)', () => {
+  it.each([
+    ['"abc"', '"abc"', true],
+    ['"x", "abc"', '"abc"', true],
+    ['*', '"abc"', true],
+    ['W/"abc"', '"abc"', false],
+    ['"abc"', 'W/"abc"', false],
+    ['"abc-gz"', '"abc"', false],
+    ['', '"abc"', false],
+  ] as const)('%p vs %p -> %p', (header, etag, expected) => {
+    expect(ifMatchMatches(header, etag)).toBe(expected);
+  });
+});
+
+describe('isPreconditionFailed (RFC 9110 §13.2.2 steps 1-2)', () => {
+  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1) };
+  const after = 'Thu, 02 Jan 2025 00:00:00 GMT';
+  const before = 'Tue, 31 Dec 2024 00:00:00 GMT';
+  const exact = 'Wed, 01 Jan 2025 00:00:00 GMT';
+
+  it('fails when If-Match does not match, holds when it does', () => {
+    expect(isPreconditionFailed({ 'if-match': '"v0"' }, validators)).toBe(true);
+    expect(isPreconditionFailed({ 'if-match': '"v1"' }, validators)).toBe(false);
+    expect(isPreconditionFailed({}, validators)).toBe(false);
+  });
+
+  it('fails when the representation changed after If-Unmodified-Since; ignores an invalid date', () => {
+    expect(isPreconditionFailed({ 'if-unmodified-since': before }, validators)).toBe(true);
+    expect(isPreconditionFailed({ 'if-unmodified-since': exact }, validators)).toBe(false);
+    expect(isPreconditionFailed({ 'if-unmodified-since': after }, validators)).toBe(false);
+    expect(isPreconditionFailed({ 'if-unmodified-since': 'soon' }, validators)).toBe(false);
+  });
+
+  it('lets If-Match take precedence over If-Unmodified-Since', () => {
+    expect(isPreconditionFailed({ 'if-match': '"v1"', 'if-unmodified-since': before }, validators)).toBe(false);
+    expect(isPreconditionFailed({ 'if-match': '"v0"', 'if-unmodified-since': after }, validators)).toBe(true);
   });
 });

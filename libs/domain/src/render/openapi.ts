@@ -29,7 +29,7 @@ const INFO_DESCRIPTION = [
   '',
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
-  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body; `If-Modified-Since` is honoured only when no `If-None-Match` is sent (RFC 9110).",
+  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body; `If-Modified-Since` is honoured only when no `If-None-Match` is sent; an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
@@ -74,6 +74,20 @@ function components(urls: PublicUrls): Json {
         description: 'HTTP-date; 304 when the dataset has not been published since. Ignored when `If-None-Match` is present (RFC 9110 precedence).',
         schema: { type: 'string' },
       },
+      IfMatch: {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'ETag(s) the representation must still have (strong comparison; `*` matches any). Otherwise 412.',
+        schema: { type: 'string' },
+      },
+      IfUnmodifiedSince: {
+        name: 'If-Unmodified-Since',
+        in: 'header',
+        required: false,
+        description: 'HTTP-date; 412 when the dataset was published after it. Ignored when `If-Match` is present.',
+        schema: { type: 'string' },
+      },
     },
     responses: {
       NotModified: {
@@ -97,6 +111,7 @@ function components(urls: PublicUrls): Json {
         },
       },
       NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
+      PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
     },
   };
 }
@@ -130,7 +145,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
     operationId: endpoint.operationId,
     summary: endpoint.summary,
     description: `${endpoint.description}\n\n${HEAD_NOTE}`,
-    parameters: [...parameters, ref.parameter('IfNoneMatch'), ref.parameter('IfModifiedSince')],
+    parameters: [...parameters, ref.parameter('IfNoneMatch'), ref.parameter('IfModifiedSince'), ref.parameter('IfMatch'), ref.parameter('IfUnmodifiedSince')],
     responses: {
       '200': {
         description: 'OK',
@@ -146,6 +161,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
       '304': ref.response('NotModified'),
       ...(parameters.length > 0 ? { '400': ref.response('BadRequest') } : {}),
       '404': ref.response('NotFound'),
+      '412': ref.response('PreconditionFailed'),
     },
   };
 }

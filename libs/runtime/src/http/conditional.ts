@@ -14,6 +14,19 @@ export function ifNoneMatchMatches(header: string, etag: string): boolean {
   return false;
 }
 
+/**
+ * If-Match uses strong comparison (§13.1.1): `*` matches any current representation, a listed tag only
+ * when neither it nor the current ETag is weak and the opaque tags are equal.
+ */
+export function ifMatchMatches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  if (etag.startsWith('W/')) return false;
+  for (const match of header.matchAll(ENTITY_TAG)) {
+    if (match[1] === undefined && `"${match[2]}"` === etag) return true;
+  }
+  return false;
+}
+
 const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
 /** IMF-fixdate, RFC 850 and asctime: the three HTTP-date forms (§5.6.7). */
 const HTTP_DATE = [
@@ -34,6 +47,19 @@ export interface Validators {
   readonly etag: string;
   /** Last-Modified in ms, truncated to whole seconds like the header. */
   readonly lastModifiedMs: number;
+}
+
+/**
+ * True when a GET/HEAD must be answered 412 (§13.2.2 steps 1-2, evaluated before If-None-Match):
+ * If-Match fails, or, without If-Match, the representation changed after a valid If-Unmodified-Since.
+ */
+export function isPreconditionFailed(headers: { 'if-match'?: string | undefined; 'if-unmodified-since'?: string | undefined }, validators: Validators): boolean {
+  const im = headers['if-match'];
+  if (im !== undefined) return !ifMatchMatches(im, validators.etag);
+  const ius = headers['if-unmodified-since'];
+  if (ius === undefined) return false;
+  const since = parseHttpDate(ius);
+  return since !== null && validators.lastModifiedMs > since;
 }
 
 /** True when a GET/HEAD should be answered 304: If-None-Match wins; If-Modified-Since only without it (§13.2.2). */

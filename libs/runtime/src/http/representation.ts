@@ -1,7 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { ContentCoding, Representation, Variant } from '@reviews/domain';
 import { chooseContentCoding } from './negotiate.js';
-import { isNotModified } from './conditional.js';
+import { isNotModified, isPreconditionFailed } from './conditional.js';
+import { sendError } from './errors.js';
 import { CORS_HEADERS } from './cors.js';
 
 /**
@@ -72,7 +73,7 @@ export interface SendOptions {
 
 /**
  * The fast path for a precomputed GET/HEAD representation, straight on node:http: picks the
- * precompressed variant, answers conditionals with 304, and writes prepared headers and bytes in
+ * precompressed variant, answers conditionals with 412 or 304 (RFC 9110 §13.2.2), and writes prepared headers and bytes in
  * one `writeHead` (headers set earlier with `setHeader`, such as `Connection: close` while
  * draining, are kept). Node drops the body of a HEAD response itself, keeping Content-Length.
  */
@@ -81,6 +82,10 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   const { headers } = req;
   const acceptEncoding = headers['accept-encoding'];
   const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
+  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
+    sendError(res, 412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the current representation.');
+    return;
+  }
   if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
     res.writeHead(304, chosen.notModified);
     res.end();
