@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
 import { withSyncSpan } from '@reviews/runtime';
@@ -9,6 +10,13 @@ export const SERVER_VERSION = '1.0.0';
 export const NOT_LOADED_MESSAGE = 'The reviews dataset is not loaded yet (the service is starting or waiting for its first published dataset). Retry in a few seconds.';
 /** JSON-RPC code MCP assigns to "resource not found". */
 export const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * Without one, the SDK builds a new Ajv instance (~0.4 ms) for every server, and the gateway builds a
+ * server per request. The validator only checks elicitation answers, which the gateway never requests,
+ * so one instance serves every server.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const;
 
@@ -39,7 +47,7 @@ function toolResult(outcome: ToolOutcome): CallToolResult {
  * transports, and binding the snapshot once means a request never mixes two dataset versions.
  */
 export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, title: 'Funeral home reviews', version: SERVER_VERSION }, { instructions: instructions(snapshot) });
+  const server = new McpServer({ name: SERVER_NAME, title: 'Funeral home reviews', version: SERVER_VERSION }, { instructions: instructions(snapshot), jsonSchemaValidator });
 
   for (const tool of TOOLS) {
     server.registerTool(
