@@ -80,6 +80,22 @@ export async function startStandalone(env: Record<string, string> = {}): Promise
   return { baseUrl, datasetFile, output: () => log, stop };
 }
 
+/** Runs the standalone entry point until it exits on its own (start-up failures): exit code and stderr. */
+export function runStandaloneToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b)`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [MAIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
 export interface RawResponse {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
