@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
-import { send, startStandalone, type Standalone } from './harness.js';
+import { READ_ENDPOINTS, send, startStandalone, type Standalone } from './harness.js';
 
 /** JSON Feed 1.1, RFC 4287 Atom, OpenAPI 3.1 and the insights groups of interface spec §2, as served. */
 let server: Standalone;
@@ -240,5 +240,25 @@ describe('GET /insights.json holds the groups of interface spec §2', () => {
     expect(Array.isArray(insights['faq'])).toBe(true);
     expect(insights['review_count']).toBe(((await getJson('/reviews.json'))['reviews'] as unknown[]).length);
     expect('summary' in insights).toBe(true);
+  });
+});
+
+describe('before any dataset is loaded', () => {
+  // The OpenAPI document is itself a representation of the dataset version (its Last-Modified), so it waits too.
+  it('every read endpoint answers the documented 503 JSON envelope with Retry-After', async () => {
+    const documented = (await getJson('/.well-known/openapi.json'))['components'] as Record<string, Record<string, Json>>;
+    expect(documented['responses']?.['NotReady']?.['headers']).toHaveProperty('Retry-After');
+    const empty = await startStandalone({}, { withDataset: false });
+    try {
+      for (const { path } of READ_ENDPOINTS) {
+        const res = await send('GET', `${empty.baseUrl}${path}`);
+        expect([path, res.status]).toEqual([path, 503]);
+        expect(res.headers['content-type']).toBe('application/json');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+        expect(res.json()).toEqual({ error: 'not_ready', message: expect.any(String) });
+      }
+    } finally {
+      await empty.stop();
+    }
   });
 });

@@ -29,11 +29,12 @@ export interface Standalone {
   stop(): Promise<void>;
 }
 
-export async function startStandalone(env: Record<string, string> = {}): Promise<Standalone> {
+/** `withDataset: false` starts it before any dataset exists (DATASET_FILE not yet written), ready only once live. */
+export async function startStandalone(env: Record<string, string> = {}, { withDataset = true } = {}): Promise<Standalone> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b)`);
   const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
   const datasetFile = join(dir, 'dataset.json');
-  await copyFile(SAMPLE_DATASET, datasetFile);
+  if (withDataset) await copyFile(SAMPLE_DATASET, datasetFile);
   const [port, metricsPort] = [await freePort(), await freePort()];
   const baseUrl = `http://127.0.0.1:${port}`;
   let log = '';
@@ -67,8 +68,8 @@ export async function startStandalone(env: Record<string, string> = {}): Promise
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`standalone exited with ${child.exitCode}:\n${log}`);
-        const ready = await send('GET', `${baseUrl}/readyz`);
-        if (ready.status !== 200) throw new Error(`/readyz answered ${ready.status}: ${ready.text()}\n${log}`);
+        const ready = await send('GET', `${baseUrl}${withDataset ? '/readyz' : '/healthz'}`);
+        if (ready.status !== 200) throw new Error(`the probe answered ${ready.status}: ${ready.text()}\n${log}`);
         return true;
       },
       { timeoutMs: 20_000, intervalMs: 100 },

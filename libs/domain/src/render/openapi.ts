@@ -111,6 +111,11 @@ function components(urls: PublicUrls): Json {
         },
       },
       NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
+      NotReady: {
+        description: 'Service Unavailable: no dataset has been loaded yet (the service is starting or waiting for its first publish).',
+        headers: { 'Retry-After': RETRY_AFTER },
+        content: JSON_ERROR,
+      },
       PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
     },
   };
@@ -162,6 +167,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
       ...(parameters.length > 0 ? { '400': ref.response('BadRequest') } : {}),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
+      '503': ref.response('NotReady'),
     },
   };
 }
