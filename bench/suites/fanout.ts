@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
-import { NatsDatasetStore } from '@reviews/dataset-store';
+import { NatsDatasetStore, type PublishOutcome } from '@reviews/dataset-store';
 import { loadNote } from '../lib/machine.ts';
 import { fmt, type Section } from '../lib/report.ts';
 import { BASE_URL, startService } from '../lib/context.ts';
@@ -102,22 +102,34 @@ interface FanOut {
   readonly rssAfter: number;
 }
 
-/** Publish one dataset change and wait until every subscription got its notification. */
-async function fanOut(publish: () => Promise<unknown>, subscribers: SubscriberProcess[], hubPid: number, subscriptions: number): Promise<FanOut> {
+interface Hub {
+  readonly pid: number;
+  readonly metricsPort: number;
+}
+
+/**
+ * Publish one dataset change and wait until every subscription got its notification. Without
+ * subscriptions, until the hub serves the new version (its metrics are not polled otherwise: each
+ * scrape lists every subscription and would load the hub while it fans out).
+ */
+async function fanOut(publish: () => Promise<PublishOutcome>, subscribers: SubscriberProcess[], hub: Hub, subscriptions: number): Promise<FanOut> {
   await Promise.all(subscribers.map((s) => s.stats(true)));
-  const rssBefore = await rssBytes(hubPid);
+  const rssBefore = await rssBytes(hub.pid);
   let rssPeak = rssBefore;
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      rssPeak = Math.max(rssPeak, await rssBytes(hubPid));
+      rssPeak = Math.max(rssPeak, await rssBytes(hub.pid));
       await delay(RSS_SAMPLE_MS);
     }
   })();
   const start = Date.now();
   let all: SubscriberStats[] = [];
   try {
-    await publish();
+    const { version } = await publish();
+    if (subscriptions === 0) {
+      await until(async () => (await scrapeValue(hub.metricsPort, 'dataset_info', { version })) === 1, DELIVERY_TIMEOUT_MS, `hub serving ${version}`);
+    }
     const delivered = async () => {
       all = await Promise.all(subscribers.map((s) => s.stats()));
       return all.reduce((n, s) => n + s.notifications, 0) >= subscriptions;
@@ -131,13 +143,13 @@ async function fanOut(publish: () => Promise<unknown>, subscribers: SubscriberPr
   const reached = all.reduce((n, s) => n + s.callbacks, 0);
   return {
     subscriptions,
-    firstMs: Math.min(...all.map((s) => s.firstAt).filter((t) => t > 0)) - start,
-    lastMs: Math.max(...all.map((s) => s.lastAt)) - start,
+    firstMs: subscriptions ? Math.min(...all.map((s) => s.firstAt).filter((t) => t > 0)) - start : Number.NaN,
+    lastMs: subscriptions ? Math.max(...all.map((s) => s.lastAt)) - start : Number.NaN,
     bytes: all.reduce((n, s) => n + s.bytes, 0),
     duplicates: notifications - reached,
     rssBefore,
     rssPeak,
-    rssAfter: await rssBytes(hubPid),
+    rssAfter: await rssBytes(hub.pid),
   };
 }
 
@@ -146,7 +158,7 @@ const mib = (bytes: number) => fmt(bytes / 2 ** 20, 1);
 /** One dataset change fanned out by one websub-hub pod process to 1,000 and then 3,000 HTTPS subscribers. */
 export async function fanout(): Promise<Section> {
   const load = loadNote();
-  const versions = editedVersions(datasetInput(REVIEWS, 11), 3);
+  const versions = editedVersions(datasetInput(REVIEWS, 11), 4);
   const pki = createBenchPki();
   const nats = await startBenchNats();
   const nc = await connect({ servers: nats.url, name: 'bench-fanout' });
@@ -166,14 +178,16 @@ export async function fanout(): Promise<Section> {
       NODE_EXTRA_CA_CERTS: pki.caFile,
     });
     const hubUrl = `http://127.0.0.1:${hub.port}/api/websub/hub`;
-    const hubPid = hub.child.pid ?? 0;
+    const target: Hub = { pid: hub.child.pid ?? 0, metricsPort };
     const range = (from: number) => Array.from({ length: PER_TOPIC }, (_, i) => from + i);
 
+    // The baseline: what a dataset change costs the hub with nobody to notify (load, render, swap).
+    results.push(await fanOut(() => store.publish(versions[1]!), subscribers, target, 0));
     await subscribe(hubUrl, metricsPort, ports, TOPICS[0], range(0), 0);
-    results.push(await fanOut(() => store.publish(versions[1]!), subscribers, hubPid, PER_TOPIC));
+    results.push(await fanOut(() => store.publish(versions[2]!), subscribers, target, PER_TOPIC));
     await subscribe(hubUrl, metricsPort, ports, TOPICS[1], range(PER_TOPIC), PER_TOPIC);
     await subscribe(hubUrl, metricsPort, ports, TOPICS[2], range(2 * PER_TOPIC), 2 * PER_TOPIC);
-    results.push(await fanOut(() => store.publish(versions[2]!), subscribers, hubPid, 3 * PER_TOPIC));
+    results.push(await fanOut(() => store.publish(versions[3]!), subscribers, target, 3 * PER_TOPIC));
   } finally {
     await nc.close();
     await Promise.all([hub?.stop(), ...subscribers.map((s) => s.running.stop())]);
@@ -181,8 +195,8 @@ export async function fanout(): Promise<Section> {
     pki.remove();
   }
 
-  const [one, three] = results as [FanOut, FanOut];
-  const rate = (r: FanOut) => r.subscriptions / (r.lastMs / 1000);
+  const [none, one, three] = results as [FanOut, FanOut, FanOut];
+  const rate = (r: FanOut) => (r.subscriptions ? r.subscriptions / (r.lastMs / 1000) : Number.NaN);
   const row = (label: string, r: FanOut) => [
     label,
     fmt(r.subscriptions),
@@ -203,7 +217,7 @@ export async function fanout(): Promise<Section> {
       `One websub-hub pod process (\`services/websub-hub/dist/main.js\`, NATS work queue and KV store, default limits and delivery concurrency), a private nats-server, ` +
       `and ${SUBSCRIBER_PROCESSES} HTTPS subscriber processes on ${SUBSCRIBER_PROCESSES * PORTS_PER_PROCESS} loopback ports with a throw-away CA (trusted through \`NODE_EXTRA_CA_CERTS\`). ` +
       `Every subscription has its own callback URL (path and query) and was made through \`POST /api/websub/hub\` and verified by challenge. ` +
-      `First ${fmt(PER_TOPIC)} subscriptions to /reviews.json, then ${fmt(PER_TOPIC)} more to each feed (${fmt(3 * PER_TOPIC)} in all); each stage publishes one change of a ${fmt(REVIEWS)}-review dataset over NATS ` +
+      `A first change with no subscriptions is the baseline; then ${fmt(PER_TOPIC)} subscriptions to /reviews.json, then ${fmt(PER_TOPIC)} more to each feed (${fmt(3 * PER_TOPIC)} in all); each stage publishes one change of a ${fmt(REVIEWS)}-review dataset over NATS ` +
       'and times, from the publish call, the first and the last notification received (the hub first loads and renders the new version). ' +
       'Deliveries/s = notifications ÷ time to the last one. Memory: hub RSS before the change, its peak while fanning out (sampled every 50 ms), and after; ' +
       'bytes delivered is what per-subscriber copies of the payload would have to hold.' +
@@ -213,14 +227,16 @@ export async function fanout(): Promise<Section> {
     tables: [
       {
         columns: ['stage', 'subscriptions', 'first ms', 'last ms', 'deliveries/s', 'MiB delivered', 'duplicates', 'RSS before MiB', 'RSS peak MiB', 'RSS after MiB', 'peak − before MiB'],
-        rows: [row(`${fmt(PER_TOPIC)} × reviews.json`, one), row(`${fmt(PER_TOPIC)} × each of 3 topics`, three)],
+        rows: [row('no subscriptions (baseline)', none), row(`${fmt(PER_TOPIC)} × reviews.json`, one), row(`${fmt(PER_TOPIC)} × each of 3 topics`, three)],
       },
     ],
     figures: {
       last_notification_ms_3000: three.lastMs,
       deliveries_per_s_3000: Math.round(rate(three)),
       last_notification_ms_1000: one.lastMs,
-      rss_peak_growth_mib_3000: Math.round((three.rssPeak - three.rssBefore) / 2 ** 20),
+      rss_peak_mib_0: Math.round(none.rssPeak / 2 ** 20),
+      rss_peak_mib_1000: Math.round(one.rssPeak / 2 ** 20),
+      rss_peak_mib_3000: Math.round(three.rssPeak / 2 ** 20),
     },
   };
 }
