@@ -7,6 +7,8 @@ import type { Metrics } from './metrics.js';
 import { createHttpServer, type RequestHandler } from './http/server.js';
 import { sendNotFound } from './http/errors.js';
 import { withProbes, type Readiness } from './probes.js';
+import { traceRequests } from './http/trace-requests.js';
+import { tracingEnabled } from './tracing.js';
 
 export type CloseHook = () => Promise<void> | void;
 
@@ -75,11 +77,13 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   const { logger } = options;
   let shuttingDown = false;
   const hooks: CloseHook[] = [];
+  // Off (no OTEL_* exporter): the handler runs bare, not even a no-op span per request.
+  const serve = tracingEnabled() ? traceRequests(options.handler) : options.handler;
   const handler = withProbes(
     (req, res) => {
       // Keep-alive clients must reconnect (to another replica) once this one is draining.
       if (shuttingDown) res.setHeader('Connection', 'close');
-      options.handler(req, res);
+      serve(req, res);
     },
     options.readiness,
     () => shuttingDown,

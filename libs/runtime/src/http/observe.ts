@@ -89,7 +89,13 @@ export function observeRequest(metrics: Metrics, service: string, req: IncomingM
   observed[STARTED] = performance.now();
   observed[SERIES] = seriesOf(metrics.httpDuration, service, req.method ?? 'UNKNOWN', route);
   observed[LOGGER] = logger.isLevelEnabled('info') ? logger : null;
-  observed[SPAN] = trace.getSpan(context.active());
+  const span = trace.getSpan(context.active());
+  observed[SPAN] = span;
+  // The request's SERVER span (traceRequests) is named after the route template, never the raw path.
+  if (span?.isRecording()) {
+    span.updateName(`${req.method ?? 'UNKNOWN'} ${route}`);
+    span.setAttribute('http.route', route);
+  }
   res.on('finish', record);
   res.on('close', record);
 }
