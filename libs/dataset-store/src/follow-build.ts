@@ -32,6 +32,8 @@ export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest): Con
   try {
     const validated = validateDataset(raw);
     if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
+    // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
+    raw = undefined;
     return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt }) };
   } catch (error) {
     return buildError(error);

@@ -16,50 +16,39 @@ export interface ContentBuilder {
 const WORKER_FILE = fileURLToPath(new URL('../dist/follow-worker.js', import.meta.url));
 
 /**
- * One long-lived worker thread, one build at a time (sources deliver datasets in order and await
- * each). Without the compiled worker (sources run unbuilt) builds run on the calling thread.
+ * One worker thread per build, ended as soon as it has answered: a build's garbage (hundreds of MiB
+ * at 100,000 reviews) goes with its heap instead of staying resident in an idle worker, and starting
+ * a worker (~50 ms) is small next to a build. Sources deliver datasets in order and await each, so
+ * builds never overlap. Without the compiled worker (sources run unbuilt) builds run on the calling
+ * thread.
  */
 export function createContentBuilder(): ContentBuilder {
   if (!existsSync(WORKER_FILE)) {
     return { build: async (request) => buildContent(request), close: async () => undefined };
   }
-  let worker: Worker | null = null;
-  let pending: { resolve: (outcome: ContentOutcome) => void } | null = null;
-
-  const settle = (outcome: ContentOutcome) => {
-    const waiting = pending;
-    pending = null;
-    worker?.unref();
-    waiting?.resolve(outcome);
-  };
-  const start = (): Worker => {
-    const started = new Worker(WORKER_FILE);
-    started.on('message', (outcome: ContentOutcome) => settle(outcome.ok ? { ok: true, content: reviveBodies(outcome.content) } : outcome));
-    // A worker that dies (out of memory, a crash) fails its build; the next build starts a new one.
-    started.on('error', (error) => settle(buildError(error)));
-    started.on('exit', (code) => {
-      if (worker === started) worker = null;
-      settle(buildError(new Error(`build worker exited with code ${code}`)));
-    });
-    return started;
-  };
-
+  const running = new Set<Worker>();
   return {
     build(request) {
-      if (pending) return Promise.reject(new Error('one build at a time'));
-      worker ??= start();
-      const running = worker;
-      // Referenced while building; an idle worker must not keep the process alive.
-      running.ref();
       return new Promise<ContentOutcome>((resolve) => {
-        pending = { resolve };
-        running.postMessage(request);
+        const worker = new Worker(WORKER_FILE);
+        running.add(worker);
+        let settled = false;
+        const settle = (outcome: ContentOutcome) => {
+          if (settled) return;
+          settled = true;
+          running.delete(worker);
+          void worker.terminate();
+          resolve(outcome);
+        };
+        worker.once('message', (outcome: ContentOutcome) => settle(outcome.ok ? { ok: true, content: reviveBodies(outcome.content) } : outcome));
+        // A worker that dies (out of memory, a crash, close()) fails its build.
+        worker.once('error', (error) => settle(buildError(error)));
+        worker.once('exit', (code) => settle(buildError(new Error(`build worker exited with code ${code}`))));
+        worker.postMessage(request);
       });
     },
     async close() {
-      const running = worker;
-      worker = null;
-      if (running) await running.terminate();
+      await Promise.all([...running].map((worker) => worker.terminate()));
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Worker thread entry: builds snapshot content off the serving thread and posts it back with its
- * bodies transferred. One request at a time; the caller serializes them.
+ * bodies transferred. One request per worker: the caller ends the worker after the answer.
  */
 import { parentPort } from 'node:worker_threads';
 import { buildContent, buildError, detachBodies, type BuildRequest, type ContentOutcome } from './follow-build.js';
