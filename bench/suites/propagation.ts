@@ -40,13 +40,13 @@ async function servedEtag(port: number): Promise<string> {
 }
 
 /** Milliseconds after `start` at which the replica first answered with `etag`; polled back to back with a short gap. */
-async function servesAt(port: number, etag: string, start: number): Promise<number> {
+async function servesAt(port: number, etag: string, start: number, what: string): Promise<number> {
   const deadline = start + CONVERGE_TIMEOUT_MS;
   while (performance.now() < deadline) {
     if ((await servedEtag(port).catch(() => '')) === etag) return performance.now() - start;
     await delay(POLL_GAP_MS);
   }
-  throw new Error(`replica on port ${port} did not serve ${etag} within ${CONVERGE_TIMEOUT_MS} ms`);
+  throw new Error(`${what}: the replica on port ${port} did not serve ETag ${etag} within ${CONVERGE_TIMEOUT_MS} ms`);
 }
 
 /** Publish → the last of three read-api replicas (separate processes following NATS) serving the new ETag. */
@@ -73,12 +73,12 @@ export async function propagation(): Promise<Section> {
       metricsPorts.push(metricsPort);
       replicas.push(await startService('services/read-api/dist/main.js', { NATS_URL: nats.url, METRICS_PORT: String(metricsPort) }));
     }
-    for (const replica of replicas) await servesAt(replica.port, etags[0]!, performance.now());
+    for (const replica of replicas) await servesAt(replica.port, etags[0]!, performance.now(), 'first dataset');
     const before = await Promise.all(metricsPorts.map(histograms));
 
     for (let n = 1; n <= PUBLISHES; n++) {
       const start = performance.now();
-      const arrivals = replicas.map((r) => servesAt(r.port, etags[n]!, start));
+      const arrivals = replicas.map((r) => servesAt(r.port, etags[n]!, start, `publish ${n} of ${PUBLISHES}`));
       const outcome = await store.publish(inputs[n]!);
       if (outcome.status !== 'published') throw new Error(`publish ${n} was ${outcome.status}`);
       publishMs.push(performance.now() - start);
