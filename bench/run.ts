@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { deltas, readPrevious, writeReport, type Section } from './lib/report.ts';
 import { repoRoot } from './lib/processes.ts';
 import { staticRepresentations } from './suites/static.ts';
+import { search } from './suites/search.ts';
+import { swap } from './suites/swap.ts';
 import { propagation } from './suites/propagation.ts';
 import { mcpThroughput } from './suites/mcp.ts';
 import { fanout } from './suites/fanout.ts';
@@ -13,6 +15,8 @@ import { overhead } from './suites/overhead.ts';
 
 const SUITES: Record<string, () => Promise<Section>> = {
   static: staticRepresentations,
+  search,
+  swap,
   propagation,
   mcp: mcpThroughput,
   fanout,
