@@ -118,6 +118,10 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
     subscriber.behave('refuses', (req) => (req.method === 'GET' ? { status: 404, body: '' } : { status: 204 }));
     // Answers every notification with 500: three consecutive failures end the subscription.
     subscriber.behave('failing', (req) => (req.method === 'GET' ? 'echo' : { status: 500 }));
+    // Refuses to confirm its unsubscribe: the subscription must stay active.
+    subscriber.behave('stays', (req) => (req.method === 'GET' ? (req.query.get('hub.mode') === 'unsubscribe' ? { status: 404 } : 'echo') : { status: 204 }));
+    // 410 Gone on a notification: removed at once, no retries.
+    subscriber.behave('gone', (req) => (req.method === 'GET' ? 'echo' : { status: 410 }));
     await Promise.all([
       subscribe('atom', topics.atom, { 'hub.secret': secret }),
       subscribe('jsonfeed', topics.jsonFeed),
@@ -127,7 +131,12 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
       subscribe('failing', topics.atom),
       subscribe('leaving', topics.atom),
       subscribe('short-lease', topics.atom, { 'hub.lease_seconds': '1' }),
+      subscribe('stays', topics.atom),
+      subscribe('gone', topics.atom),
     ]);
+    const staysBefore = subscriber.verifications('stays').length;
+    expect((await hub({ 'hub.mode': 'unsubscribe', 'hub.topic': topics.atom, 'hub.callback': subscriber.url('stays') })).status).toBe(202);
+    await arrival(() => subscriber.verifications('stays')[staysBefore]);
     // Unsubscribe `leaving` (verified like a subscribe) before the change.
     const before = subscriber.verifications('leaving').length;
     expect((await hub({ 'hub.mode': 'unsubscribe', 'hub.topic': topics.atom, 'hub.callback': subscriber.url('leaving') })).status).toBe(202);
@@ -137,7 +146,10 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
     // The hub records each verification outcome as the echo arrives; a publish takes the file
     // watcher's debounce plus a snapshot build (far longer), so it lands after every outcome.
     await publishChange();
-    await eventually(() => subscriber.notifications('atom').length > 0 && subscriber.notifications('jsonfeed').length > 0 && subscriber.notifications('dataset').length > 0, { timeoutMs: 15_000 });
+    await eventually(
+      () => ['atom', 'jsonfeed', 'dataset', 'stays', 'gone'].every((name) => subscriber.notifications(name).length > 0),
+      { timeoutMs: 15_000 },
+    );
     await eventually(() => subscriber.requests('failing').some((r) => r.query.get('hub.mode') === 'denied'), { timeoutMs: 15_000 });
   }, 60_000);
 
@@ -166,8 +178,9 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
     expect(subscriber.notifications('refuses')).toEqual([]);
   });
 
-  it('a verified unsubscribe stops notifications', () => {
+  it('a verified unsubscribe stops notifications; an unsubscribe the callback does not confirm changes nothing', () => {
     expect(subscriber.notifications('leaving')).toEqual([]);
+    expect(subscriber.notifications('stays').length).toBeGreaterThan(0);
   });
 
   it('a lease that ran out ends the subscription: no notification after it (spec §3)', async () => {
@@ -193,5 +206,7 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
     await publishChange();
     await eventually(() => subscriber.notifications('atom').length > atomBefore, { timeoutMs: 15_000 });
     expect(subscriber.notifications('failing')).toHaveLength(3);
+    // 410 Gone ended its subscription after the first notification, without retries.
+    expect(subscriber.notifications('gone')).toHaveLength(1);
   }, 30_000);
 });
