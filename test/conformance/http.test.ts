@@ -290,6 +290,17 @@ describe('GET /api/reviews/since/{date} (spec §4.5, §4.8)', () => {
     expect(body.reviews.length).toBe(all.reviews.filter((r) => r.date >= '2026-10-01').length);
   });
 
+  it('If-Modified-Since gives 304 per date, and never hides a malformed date (400 wins over 304)', async () => {
+    const first = await get('/api/reviews/since/2026-10-01');
+    const lastModified = first.headers['last-modified'] as string;
+    expect((await get('/api/reviews/since/2026-10-01', { 'If-Modified-Since': lastModified })).status).toBe(304);
+    expect((await get('/api/reviews/since/2025-02-30', { 'If-Modified-Since': lastModified })).status).toBe(400);
+    expect((await get('/api/reviews/since/2025-02-30', { 'If-None-Match': '*' })).status).toBe(400);
+    const other = await get('/api/reviews/since/2026-09-01');
+    expect(other.headers['etag']).not.toBe(first.headers['etag']);
+    expect((await get('/api/reviews/since/2026-09-01', { 'If-None-Match': first.headers['etag'] as string })).status).toBe(200);
+  });
+
   it('a date after every review is 200 with an empty list', async () => {
     const res = await get('/api/reviews/since/2099-01-01');
     expect(res.status).toBe(200);
