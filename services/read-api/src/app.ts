@@ -77,34 +77,34 @@ function sendNotReady(res: ServerResponse): void {
   sendError(res, 503, 'not_ready', 'No dataset is loaded yet; try again shortly.', { headers: { 'Retry-After': '5' } });
 }
 
-/** GET /api/reviews/search and /api/reviews/since/:date: parameter parsing, then memoized results. */
-function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
+/**
+ * GET /api/reviews/search, on node:http like the documents (it has no path parameters for express
+ * to decode): parameter parsing, then the result memoized per snapshot.
+ */
+function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerResponse, cache: QueryCache): void {
+  const parsed = parseSearchQuery(groupQuery(splitTarget(req.url).query));
+  if (!parsed.ok) {
+    sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
+    return;
+  }
+  const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
+    cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params)),
+  );
+  sendRepresentation(req, res, representation);
+}
+
+/** GET /api/reviews/since/:date: path parameter decoding and parsing, then memoized results. */
+function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', false);
-  const cache = new QueryCache();
 
   const withSnapshot = (handler: (snapshot: Snapshot, req: Request, res: Response) => void) => (req: Request, res: Response) => {
     const snapshot = snapshots.current();
     if (!snapshot) sendNotReady(res);
     else handler(snapshot, req, res);
   };
-
-  app.get(
-    SEARCH_ROUTE,
-    withSnapshot((snapshot, req, res) => {
-      const parsed = parseSearchQuery(groupQuery(splitTarget(req.originalUrl).query));
-      if (!parsed.ok) {
-        sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
-        return;
-      }
-      const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
-        cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params)),
-      );
-      sendRepresentation(req, res, representation);
-    }),
-  );
 
   app.get(
     SINCE_ROUTE,
@@ -140,12 +140,13 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps): express.Express {
 }
 
 /**
- * The read API as a plain node:http handler. Dataset documents take the fast path (no express);
- * only the two query endpoints go through express.
+ * The read API as a plain node:http handler. Dataset documents and search take the fast path (no
+ * express); only /api/reviews/since/:date goes through express.
  */
 export function createReadApi(deps: ReadApiDeps): RequestHandler {
   const { logger, metrics, snapshots } = deps;
-  const queries = createQueryApp(deps);
+  const cache = new QueryCache();
+  const queries = createQueryApp(deps, cache);
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url);
     const route = routeOf(path);
@@ -165,6 +166,16 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
     const snapshot = snapshots.current();
     if (!snapshot) {
       sendNotReady(res);
+      return;
+    }
+    if (path === SEARCH_ROUTE) {
+      try {
+        answerSearch(snapshot, req, res, cache);
+      } catch (error) {
+        logger.error({ err: error, path }, 'request failed');
+        if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
+        else res.destroy();
+      }
       return;
     }
     const document = DOCUMENTS.get(path);
