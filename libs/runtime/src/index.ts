@@ -12,3 +12,4 @@ export * from './probes.js';
 export * from './service.js';
 export * from './http/compose.js';
 export * from './tracing.js';
+export * from './lru.js';

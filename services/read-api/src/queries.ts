@@ -1,5 +1,5 @@
 import type { Representation, Snapshot } from '@reviews/domain';
-import { BoundedLru } from './lru.js';
+import { BoundedLru } from '@reviews/runtime';
 import { createQueryRepresentation, representationBytes } from './query-representation.js';
 
 const MAX_CACHED_RESULTS = 1000;

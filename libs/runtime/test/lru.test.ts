@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { BoundedLru } from '@reviews/read-api/lru';
+import { BoundedLru } from '@reviews/runtime';
 
 describe('BoundedLru', () => {
   const sized = (maxEntries: number, maxBytes: number) => new BoundedLru<string>(maxEntries, maxBytes, (value) => value.length);
