@@ -222,6 +222,56 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
     expect(validate(res.json())).toBe(true);
   });
 
+  it('POST /mcp: each documented status is what the gateway sends, with the documented media type and body schema', async () => {
+    const mcp = `${base}/mcp`;
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } });
+    const ok = await send('POST', mcp, headers, init);
+    const session = { ...headers, 'Mcp-Session-Id': ok.headers['mcp-session-id'] as string };
+    const cases: Array<[number, Promise<Awaited<ReturnType<typeof send>>>]> = [
+      [200, Promise.resolve(ok)],
+      [202, send('POST', mcp, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))],
+      [400, send('POST', mcp, headers, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))],
+      [403, send('POST', mcp, { ...headers, Origin: 'https://elsewhere.example' }, init)],
+      [404, send('POST', mcp, { ...headers, 'Mcp-Session-Id': 'forged' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))],
+      [406, send('POST', mcp, { ...headers, Accept: 'text/html' }, init)],
+      [413, send('POST', mcp, headers, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping', params: { pad: 'x'.repeat(70_000) } }))],
+      [415, send('POST', mcp, { ...headers, 'Content-Type': 'text/plain' }, init)],
+    ];
+    for (const [status, pending] of cases) {
+      const res = await pending;
+      expect([status, res.status]).toEqual([status, status]);
+      const documented = responseOf('/mcp', 'post', status);
+      const content = documented['content'] as Record<string, Json> | undefined;
+      if (content === undefined) {
+        expect(res.body.length).toBe(0);
+        continue;
+      }
+      expect(Object.keys(content)).toEqual([res.headers['content-type']]);
+      const schema = content['application/json']?.['schema'] as Json;
+      const validate = ajv.compile({ $ref: `openapi.json${schema['$ref'] as string}` });
+      if (!validate(res.json())) throw new Error(`/mcp ${status}: ${ajv.errorsText(validate.errors)}`);
+    }
+  });
+
+  it('POST /api/websub/hub: 202, 400, 405 and 415 as documented, text/plain', async () => {
+    const hub = `${base}/api/websub/hub`;
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const cases: Array<[number, string, Record<string, string>, string | undefined]> = [
+      [202, 'POST', form, new URLSearchParams({ 'hub.mode': 'unsubscribe', 'hub.topic': `${base}/feed.xml`, 'hub.callback': 'https://subscriber.invalid/cb' }).toString()],
+      [400, 'POST', form, 'hub.mode=subscribe'],
+      [405, 'GET', {}, undefined],
+      [415, 'POST', { 'Content-Type': 'application/json' }, '{}'],
+    ];
+    for (const [status, method, headers, body] of cases) {
+      const res = await send(method, hub, headers, body);
+      expect([status, res.status]).toEqual([status, status]);
+      const content = responseOf('/api/websub/hub', 'post', status)['content'] as Record<string, Json>;
+      expect(Object.keys(content)).toEqual(['text/plain']);
+      expect(res.headers['content-type']?.split(';')[0]).toBe('text/plain');
+    }
+  });
+
   it('the 404 of an unknown path matches the documented NotFound response', async () => {
     const res = await send('GET', `${base}/nowhere`);
     const notFound = (doc['components'] as Json)['responses'] as Record<string, Json>;
