@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
-import type { Snapshot } from '@reviews/domain';
+import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
 import { FileDatasetSource, followSnapshots, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
@@ -58,6 +58,28 @@ describe('followSnapshots', () => {
     expect(text).toMatch(/dataset_published_timestamp_seconds\{service="test"\} \d+/);
     expect(text).toMatch(/dataset_snapshot_build_duration_seconds_count\{service="test"\} 1/);
     expect(text).toMatch(/dataset_propagation_seconds_count\{service="test"\} 1/);
+  });
+
+  it('serves from the build worker exactly what a build on this thread produces: bytes, validators, search', async () => {
+    const input = buildDataset({ reviews: 60, seed: 4 });
+    const { follower } = await follow(JSON.stringify(input));
+    const served = follower.current()!;
+    const local = buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: served.publishedAt });
+    for (const name of ['reviews', 'insights', 'feedJson', 'feedAtom', 'openapi'] as const) {
+      const [a, b] = [served.representations[name], local.representations[name]];
+      expect({ ...a, identity: a.identity.etag, gzip: a.gzip?.etag, br: a.br?.etag }).toEqual({ ...b, identity: b.identity.etag, gzip: b.gzip?.etag, br: b.br?.etag });
+      for (const coding of ['identity', 'gzip', 'br'] as const) {
+        const body = served.representations[name][coding]?.body;
+        expect(Buffer.isBuffer(body)).toBe(true);
+        expect(body!.equals(local.representations[name][coding]!.body)).toBe(true);
+      }
+    }
+    expect(served.version).toBe(local.version);
+    expect(served.reviewsDocument).toEqual(local.reviewsDocument);
+    const word = input.reviews.find((r) => r.text)!.text!.split(' ')[1]!;
+    for (const params of [{ query: word, limit: 100 }, { query: word.slice(0, 2), min_rating: 3, limit: 5 }, { rating: 5, limit: 100 }]) {
+      expect(served.search.search(params)).toEqual(local.search.search(params));
+    }
   });
 
   it('swaps in a new valid dataset and tells listeners', async () => {
