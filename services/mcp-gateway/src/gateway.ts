@@ -1,18 +1,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  ClientRequestSchema,
-  isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  JSONRPCMessageSchema,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
-import { JSON_CONTENT_TYPE, publicUrls } from '@reviews/domain';
+import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, MAX_BODY_BYTES, parseJsonBody, rpcError } from './http-rules.js';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
 import { buildMcpServer } from './server.js';
@@ -21,46 +13,16 @@ import { resolveSessionSecret } from './session-secret.js';
 import { TOOLS } from './tools.js';
 
 export const MCP_PATH = '/mcp';
-/** Largest accepted POST body. Tool arguments are a few short strings; 64 KiB leaves ample room. */
-export const MAX_BODY_BYTES = 64 * 1024;
+export { MAX_BODY_BYTES };
 
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
-const EXPOSED_HEADERS = 'Mcp-Session-Id';
 const KNOWN_TOOLS = new Set(TOOLS.map((tool) => tool.name));
-/** The schema of each MCP request method, by method name. */
-const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]));
-
-/**
- * JSON-RPC 2.0 "Invalid params" (-32602) message for a known method whose params do not fit its schema,
- * else null. The SDK would throw the raw zod error from inside its handler, answered as -32603 Internal error.
- */
-function invalidParams(message: JSONRPCRequest): string | null {
-  const result = REQUEST_SCHEMAS.get(message.method)?.safeParse(message);
-  if (result === undefined || result.success) return null;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-  return `Invalid params for ${message.method}: ${problems.join('; ')}`;
-}
 
 export interface McpGatewayDeps {
   readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly snapshots: Pick<SnapshotFollower, 'current'>;
-}
-
-function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
-  // Plain node:http calls: express's res.json/res.set would send "application/json; charset=utf-8" and a
-  // weak ETag, unlike the SDK's answers and every other JSON response of the service.
-  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
-  res.statusCode = status;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  res.setHeader('Content-Length', body.length);
-  res.end(body);
-}
-
-/** Media types listed in an Accept header, without parameters. */
-function acceptedTypes(accept: string | undefined): Set<string> {
-  return new Set((accept ?? '').split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase()));
 }
 
 /**
@@ -114,8 +76,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
     const origin = req.get('origin');
     if (origin === undefined) return next();
     if (!originAllowed(origin)) return rpcError(res, 403, -32000, `Forbidden: Origin ${origin} is not allowed to use this MCP server`);
-    res.vary('Origin');
-    res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS });
+    exposeToOrigin(res, origin);
     next();
   });
 
@@ -126,14 +87,13 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
 
   route.post(
     (req: Request, res: Response, next: NextFunction) => {
-      const accepted = acceptedTypes(req.get('accept'));
-      if (!accepted.has('application/json') || !accepted.has('text/event-stream')) {
+      if (!acceptsMcpResponses(req.get('accept'))) {
         return rpcError(res, 406, -32000, 'Not Acceptable: send "Accept: application/json, text/event-stream" (MCP streamable HTTP); responses are application/json');
       }
       if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       next();
     },
-    express.json({ limit: MAX_BODY_BYTES }),
+    parseJsonBody,
     async (req: Request, res: Response) => {
       const body: unknown = req.body;
       if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per POST');
@@ -193,11 +153,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
   // Body-parser failures arrive here; answer them as JSON-RPC errors, never express's HTML page.
   app.use((error: { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
-    if (error.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
-    if (error.type === 'entity.too.large') return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
-    const status = error.status !== undefined && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) logger.error({ err: error }, 'MCP request failed');
-    rpcError(res, status, status === 500 ? -32603 : -32600, status === 500 ? 'Internal error' : `Bad Request: ${error.type ?? 'unreadable body'}`);
+    answerBodyError(error, res, logger);
   });
 
   return (req, res) => {
