@@ -9,8 +9,8 @@ import { freePort } from '../support/nats-server.js';
 import { eventually } from '../support/eventually.js';
 
 /**
- * The black-box harness: the REAL standalone entry point (`services/standalone/dist/main.js`, as
- * `npm start` runs it) in a child process on a free loopback port, driven only over HTTP. `npm test`
+ * The black-box harness: the REAL entry points (`services/<name>/dist/main.js`, as `npm start` and
+ * the pods run them) in child processes on free loopback ports, driven only over HTTP. `npm test`
  * builds dist first (typecheck = `tsc -b`); when iterating, run `npx tsc -b` before this suite.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,6 +18,59 @@ const MAIN = join(ROOT, 'services/standalone/dist/main.js');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 export const SAMPLE_DATASET = join(ROOT, 'data/sample-dataset.json');
 const STOP_TIMEOUT_MS = 5_000;
+
+/** A service entry point (`services/<name>/dist/main.js`), running as its pod or `npm start` would run it. */
+export interface RunningService {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Everything the process wrote to stderr and stdout so far (logs). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export type ServiceName = 'standalone' | 'read-api' | 'mcp-gateway' | 'websub-hub';
+
+/**
+ * Spawns `services/<name>/dist/main.js` on a free loopback port with exactly `env` (plus PATH, ports
+ * and LOG_LEVEL=warn) and resolves once `probe` answers 200.
+ */
+export async function startService(name: ServiceName, env: Record<string, string>, probe: '/readyz' | '/healthz' = '/readyz'): Promise<RunningService> {
+  const main = join(ROOT, `services/${name}/dist/main.js`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: build first (npx tsc -b)`);
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${port}`;
+  let log = '';
+  const child: ChildProcess = spawn(NODE, [main], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), METRICS_PORT: String(metricsPort), BASE_URL: url, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${log}`);
+        const ready = await send('GET', `${url}${probe}`);
+        if (ready.status !== 200) throw new Error(`${name} ${probe} answered ${ready.status}: ${ready.text()}\n${log}`);
+        return true;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, output: () => log, stop };
+}
 
 export interface Standalone {
   /** `http://127.0.0.1:<port>`, also the BASE_URL, so topics and Link headers point here. */
@@ -31,54 +84,24 @@ export interface Standalone {
 
 /** `withDataset: false` starts it before any dataset exists (DATASET_FILE not yet written), ready only once live. */
 export async function startStandalone(env: Record<string, string> = {}, { withDataset = true } = {}): Promise<Standalone> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b)`);
   const dir = await mkdtemp(join(tmpdir(), 'conformance-'));
   const datasetFile = join(dir, 'dataset.json');
   if (withDataset) await copyFile(SAMPLE_DATASET, datasetFile);
-  const [port, metricsPort] = [await freePort(), await freePort()];
-  const baseUrl = `http://127.0.0.1:${port}`;
-  let log = '';
-  const child: ChildProcess = spawn(NODE, [MAIN], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      BASE_URL: baseUrl,
-      DATASET_FILE: datasetFile,
-      DATA_DIR: join(dir, 'data'),
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
   try {
-    await eventually(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`standalone exited with ${child.exitCode}:\n${log}`);
-        const ready = await send('GET', `${baseUrl}${withDataset ? '/readyz' : '/healthz'}`);
-        if (ready.status !== 200) throw new Error(`the probe answered ${ready.status}: ${ready.text()}\n${log}`);
-        return true;
+    const service = await startService('standalone', { DATASET_FILE: datasetFile, DATA_DIR: join(dir, 'data'), ...env }, withDataset ? '/readyz' : '/healthz');
+    return {
+      baseUrl: service.url,
+      datasetFile,
+      output: service.output,
+      stop: async () => {
+        await service.stop();
+        await rm(dir, { recursive: true, force: true });
       },
-      { timeoutMs: 20_000, intervalMs: 100 },
-    );
+    };
   } catch (error) {
-    await stop();
+    await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  return { baseUrl, datasetFile, output: () => log, stop };
 }
 
 /** Runs the standalone entry point until it exits on its own (start-up failures): exit code and stderr. */
