@@ -48,7 +48,7 @@ function variantsOf(representation: Representation): Variant[] {
 
 /**
  * Gives every body of `content` an ArrayBuffer of its own (small Buffers share Node's pool) and
- * lists them with the text index tables, so posting the content moves the bytes instead of copying.
+ * lists them with the search index tables, so posting the content moves the bytes instead of copying.
  */
 export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
   const buffers: ArrayBuffer[] = [];
@@ -66,8 +66,9 @@ export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
       buffers.push(owned as ArrayBuffer);
     }
   }
-  const { bitsetSlot, listStart, lists, bitsets } = content.textIndex;
-  for (const table of [bitsetSlot, listStart, lists, bitsets]) buffers.push(table.buffer as ArrayBuffer);
+  const { text, exactRating, atLeastRating, technicians, services } = content.searchIndex;
+  const tables = [text.bitsetSlot, text.listStart, text.lists, text.bitsets, ...[...exactRating, ...atLeastRating, ...technicians.values(), ...services.values()].flatMap((f) => [f.positions, f.member])];
+  for (const table of tables) buffers.push(table.buffer as ArrayBuffer);
   return buffers;
 }
 

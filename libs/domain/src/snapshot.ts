@@ -4,7 +4,7 @@ import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
 import { contentHash, createRepresentation, type Representation } from './representation.js';
-import { buildSearchTextIndex, createSearchEngine, type SearchEngine, type TextIndexData } from './search/engine.js';
+import { buildSearchIndex, createSearchEngine, type SearchEngine, type SearchIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
 import { publicUrls, type PublicUrls, type TopicName } from './urls.js';
@@ -52,7 +52,7 @@ export function datasetVersion(input: DatasetInput): string {
  * The data of a snapshot: plain objects and bytes, nothing callable, so it can be built on a worker
  * thread and posted (structured clone) to the thread that serves it.
  */
-export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'> & { readonly textIndex: TextIndexData };
+export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'> & { readonly searchIndex: SearchIndexData };
 
 /** The expensive part of a build: derivation, rendering and compression. */
 export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptions): SnapshotContent {
@@ -67,14 +67,14 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
     feedAtom: createRepresentation(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE, options.publishedAt),
     openapi: json(buildOpenApiDocument(urls)),
   };
-  const textIndex = buildSearchTextIndex(reviewsDocument.reviews);
-  return { version: datasetVersion(input), publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations, textIndex };
+  const searchIndex = buildSearchIndex(reviewsDocument.reviews, input.business, insightsDocument);
+  return { version: datasetVersion(input), publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations, searchIndex };
 }
 
-/** A servable snapshot from its content: opens the text index and builds the small filter indexes. */
-export function assembleSnapshot({ textIndex, ...content }: SnapshotContent): Snapshot {
+/** A servable snapshot from its content: wraps the prebuilt search indexes in an engine. */
+export function assembleSnapshot({ searchIndex, ...content }: SnapshotContent): Snapshot {
   const { input, reviewsDocument, insightsDocument, representations } = content;
-  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument, textIndex);
+  const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument, searchIndex);
   return { ...content, search, topic: (name) => representations[name] };
 }
 

@@ -5,8 +5,6 @@ import type { SearchParams } from '../schemas/search.js';
 import { firstPosition, lowerBound } from './positions.js';
 import { buildTextIndexData, createTextIndex, type TextIndexData } from './text-index.js';
 
-export type { TextIndexData };
-
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
   search(params: SearchParams): SearchResult;
@@ -35,8 +33,13 @@ function membership(positions: Int32Array, count: number): Uint8Array {
   return member;
 }
 
-/** An index filter: its membership bytes are built once, with the engine. */
-function storedFilter(positions: Int32Array, member: Uint8Array): PositionFilter {
+/** An index filter as data: its matches and membership bytes, built once per snapshot. */
+interface StoredFilter {
+  readonly positions: Int32Array;
+  readonly member: Uint8Array;
+}
+
+function storedFilter({ positions, member }: StoredFilter): PositionFilter {
   return { positions, member: () => member };
 }
 
@@ -49,45 +52,31 @@ function inRange(filter: PositionFilter, from: number, to: number) {
 const TEST_QUERY_BELOW = 1000;
 
 /**
- * Positions are indexes into the newest-first review array, so every position list is sorted
- * newest first, a date range is one contiguous slice, and results need no sorting per request.
+ * Every index of an engine, as typed arrays in plain objects and Maps: the costly part of a
+ * snapshot's search, built where the snapshot is built (a worker thread) and moved to the thread
+ * that searches.
  */
-const searchedTexts = (reviews: readonly Review[]) => reviews.map((review) => review.text ?? '');
-
-/** The text index of the newest-first reviews: the costly part of an engine, buildable on another thread. */
-export function buildSearchTextIndex(reviewsNewestFirst: readonly Review[]): TextIndexData {
-  return buildTextIndexData(searchedTexts(reviewsNewestFirst));
+export interface SearchIndexData {
+  readonly text: TextIndexData;
+  /** exactRating[k - 1]: reviews rated k; atLeastRating[k - 1]: reviews rated k or more. */
+  readonly exactRating: readonly StoredFilter[];
+  readonly atLeastRating: readonly StoredFilter[];
+  /** By technician name / service id. */
+  readonly technicians: ReadonlyMap<string, StoredFilter>;
+  readonly services: ReadonlyMap<string, StoredFilter>;
 }
 
-export function createSearchEngine(
-  _input: DatasetInput,
-  reviewsNewestFirst: readonly Review[],
-  business: Business,
-  insights: InsightsDocument,
-  textIndex: TextIndexData = buildSearchTextIndex(reviewsNewestFirst),
-): SearchEngine {
+const searchedTexts = (reviews: readonly Review[]) => reviews.map((review) => review.text ?? '');
+
+export function buildSearchIndex(reviewsNewestFirst: readonly Review[], business: Business, insights: InsightsDocument): SearchIndexData {
   const reviews = reviewsNewestFirst;
   const count = reviews.length;
   const perReview = insights.per_review;
-  const byId = new Map(reviews.map((review) => [review.id, review]));
-
-  const ratings = Uint8Array.from(reviews, (review) => review.rating);
-  const predicateFilter = (has: (position: number) => boolean): PositionFilter => {
+  const filterWhere = (has: (position: number) => boolean): StoredFilter => {
     const positions = positionsWhere(count, has);
-    return storedFilter(positions, membership(positions, count));
+    return { positions, member: membership(positions, count) };
   };
-  /** exactRating[k - 1]: reviews rated k; atLeastRating[k - 1]: reviews rated k or more. */
-  const exactRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => ratings[p] === stars));
-  const atLeastRating = [1, 2, 3, 4, 5].map((stars) => predicateFilter((p) => (ratings[p] as number) >= stars));
-
-  const technicianByKey = lookupTable(business.technicians, (t) => [t.name, ...t.aliases]);
-  const serviceByKey = lookupTable(business.services, (s) => [s.id, s.label]);
-  const technicianFilters = mentionFilters(business.technicians.map((t) => t.name), (review) => perReview[review.id]?.technicians ?? []);
-  const serviceFilters = mentionFilters(business.services.map((s) => s.id), (review) => perReview[review.id]?.services ?? []);
-
-  const text = createTextIndex(searchedTexts(reviews), textIndex);
-
-  function mentionFilters(keys: readonly string[], mentionsOf: (review: Review) => readonly string[]): Map<string, PositionFilter> {
+  const mentionFilters = (keys: readonly string[], mentionsOf: (review: Review) => readonly string[]): Map<string, StoredFilter> => {
     const members = new Map(keys.map((key) => [key, new Uint8Array(count)]));
     reviews.forEach((review, position) => {
       for (const key of mentionsOf(review)) {
@@ -95,8 +84,49 @@ export function createSearchEngine(
         if (member) member[position] = 1;
       }
     });
-    return new Map([...members].map(([key, member]) => [key, storedFilter(positionsWhere(count, (p) => member[p] === 1), member)]));
-  }
+    return new Map([...members].map(([key, member]) => [key, { positions: positionsWhere(count, (p) => member[p] === 1), member }]));
+  };
+  const ratings = Uint8Array.from(reviews, (review) => review.rating);
+  return {
+    text: buildTextIndexData(searchedTexts(reviews)),
+    exactRating: [1, 2, 3, 4, 5].map((stars) => filterWhere((p) => ratings[p] === stars)),
+    atLeastRating: [1, 2, 3, 4, 5].map((stars) => filterWhere((p) => (ratings[p] as number) >= stars)),
+    technicians: mentionFilters(
+      business.technicians.map((t) => t.name),
+      (review) => perReview[review.id]?.technicians ?? [],
+    ),
+    services: mentionFilters(
+      business.services.map((s) => s.id),
+      (review) => perReview[review.id]?.services ?? [],
+    ),
+  };
+}
+
+/**
+ * Positions are indexes into the newest-first review array, so every position list is sorted
+ * newest first, a date range is one contiguous slice, and results need no sorting per request.
+ * With `index` built elsewhere, opening the engine only wraps it (and lower-cases the texts).
+ */
+export function createSearchEngine(
+  _input: DatasetInput,
+  reviewsNewestFirst: readonly Review[],
+  business: Business,
+  insights: InsightsDocument,
+  index: SearchIndexData = buildSearchIndex(reviewsNewestFirst, business, insights),
+): SearchEngine {
+  const reviews = reviewsNewestFirst;
+  const count = reviews.length;
+  /** Built on the first lookup by id (MCP get_review), not with every snapshot. */
+  let byId: Map<string, Review> | undefined;
+
+  const exactRating = index.exactRating.map(storedFilter);
+  const atLeastRating = index.atLeastRating.map(storedFilter);
+  const technicianFilters = new Map([...index.technicians].map(([key, filter]) => [key, storedFilter(filter)]));
+  const serviceFilters = new Map([...index.services].map(([key, filter]) => [key, storedFilter(filter)]));
+  const technicianByKey = lookupTable(business.technicians, (t) => [t.name, ...t.aliases]);
+  const serviceByKey = lookupTable(business.services, (s) => [s.id, s.label]);
+
+  const text = createTextIndex(searchedTexts(reviews), index.text);
 
   /** Position range [from, to) of reviews dated within [since, until]. */
   function dateRange(since: string | undefined, until: string | undefined): [number, number] {
@@ -169,7 +199,7 @@ export function createSearchEngine(
       const [from, to] = dateRange(date, undefined);
       return { since: date, matched: to - from, reviews: reviews.slice(from, to) };
     },
-    review: (id) => byId.get(id),
+    review: (id) => (byId ??= new Map(reviews.map((review) => [review.id, review]))).get(id),
     technician: (nameOrAlias) => technicianByKey.get(nameOrAlias.toLowerCase()),
     service: (idOrLabel) => serviceByKey.get(idOrLabel.toLowerCase()),
   };
