@@ -10,6 +10,7 @@ import { createOriginPolicy } from './origins.js';
 import { buildMcpServer } from './server.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
+import { createToolCallFastPath } from './tool-call-fast-path.js';
 import { TOOLS } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -23,6 +24,8 @@ export interface McpGatewayDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly snapshots: Pick<SnapshotFollower, 'current'>;
+  /** Tests only: false sends every request down the SDK path, so both paths' answers can be compared. */
+  readonly toolCallFastPath?: false;
 }
 
 /**
@@ -60,9 +63,11 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
  * the JSON 404 envelope, so it can be composed at `/mcp` (composeRoutes) or serve a whole port.
  * Stateless, so any replica serves any session: a new McpServer and transport per POST; `initialize`
  * mints an HMAC-signed Mcp-Session-Id, every later request must carry a valid one (missing 400,
- * forged or foreign 404). See docs/adr/0003-mcp-sessions.md.
+ * forged or foreign 404). See docs/adr/0003-mcp-sessions.md. A tools/call in a valid session takes the
+ * fast path first (tool-call-fast-path.ts, docs/adr/0008-mcp-tool-call-fast-path.md), which answers
+ * exactly as this SDK path would.
  */
-export function createMcpGateway({ config, logger, metrics, snapshots }: McpGatewayDeps): RequestHandler {
+export function createMcpGateway({ config, logger, metrics, snapshots, toolCallFastPath }: McpGatewayDeps): RequestHandler {
   const sessions: SessionIds = createSessionIds(resolveSessionSecret(config));
   const originAllowed = createOriginPolicy(config);
   const urls = publicUrls(config.BASE_URL);
@@ -156,8 +161,11 @@ export function createMcpGateway({ config, logger, metrics, snapshots }: McpGate
     answerBodyError(error, res, logger);
   });
 
+  const sdkPath: RequestHandler = (req, res) => void app(req, res);
+  const fastPath = toolCallFastPath === false ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, metrics: gatewayMetrics, logger });
   return (req, res) => {
     observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE, logger);
-    void app(req, res);
+    if (fastPath) fastPath(req, res, sdkPath);
+    else sdkPath(req, res);
   };
 }

@@ -3,7 +3,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
 import { withSyncSpan } from '@reviews/runtime';
-import { TOOLS, type ToolOutcome } from './tools.js';
+import { TOOLS, type ToolDefinition, type ToolOutcome } from './tools.js';
 
 export const SERVER_NAME = 'reviews';
 export const SERVER_VERSION = '1.0.0';
@@ -42,6 +42,23 @@ function toolResult(outcome: ToolOutcome): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(outcome.value) }], structuredContent: outcome.value };
 }
 
+/** The CallToolResult of a tool for arguments its input schema accepted, on one snapshot (or "not loaded" before the first). */
+export function runTool(tool: ToolDefinition, snapshot: Snapshot | null, args: unknown): CallToolResult {
+  return toolResult(snapshot ? tool.run(snapshot, args as never) : { ok: false, message: NOT_LOADED_MESSAGE });
+}
+
+/**
+ * Runs `call` in the `mcp tool <name>` span, marked when its result is an error. The SDK path and the
+ * tools/call fast path (which may answer from its memo) both go through it, so their traces match.
+ */
+export function inToolSpan<R extends { readonly isError?: boolean | undefined } | null>(tool: ToolDefinition, snapshot: Snapshot | null, call: () => R): R {
+  return withSyncSpan(`mcp tool ${tool.name}`, { attributes: { 'mcp.tool.name': tool.name, 'dataset.version': snapshot?.version ?? 'none' } }, (span) => {
+    const result = call();
+    if (result?.isError) span.setAttribute('mcp.tool.error', true);
+    return result;
+  });
+}
+
 /**
  * One MCP server bound to one snapshot, built per HTTP request: the SDK forbids reusing a server across
  * transports, and binding the snapshot once means a request never mixes two dataset versions.
@@ -53,12 +70,7 @@ export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): Mcp
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...TOOL_ANNOTATIONS } },
-      (args: unknown) =>
-        withSyncSpan(`mcp tool ${tool.name}`, { attributes: { 'mcp.tool.name': tool.name, 'dataset.version': snapshot?.version ?? 'none' } }, (span) => {
-          const result = toolResult(snapshot ? tool.run(snapshot, args as never) : { ok: false, message: NOT_LOADED_MESSAGE });
-          if (result.isError) span.setAttribute('mcp.tool.error', true);
-          return result;
-        }),
+      (args: unknown) => inToolSpan(tool, snapshot, () => runTool(tool, snapshot, args)),
     );
   }
 

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CallToolResultSchema, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { Snapshot } from '@reviews/domain';
+import type { SnapshotFollower } from '@reviews/dataset-store';
+import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
+import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, parseJsonBody } from './http-rules.js';
+import type { GatewayMetrics } from './metrics.js';
+import { inToolSpan, runTool } from './server.js';
+import type { SessionIds } from './session-id.js';
+import { TOOLS, type ToolDefinition } from './tools.js';
+
+const MAX_MEMO_ENTRIES = 1000;
+const MAX_MEMO_BYTES = 16 * 1024 * 1024;
+/** The only params answered here: the SDK gives `_meta` (progress tokens, related tasks) and `task` a meaning. */
+const PLAIN_PARAMS = new Set(['name', 'arguments']);
+const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+/** A CallToolResult exactly as the SDK path serializes it. */
+interface SerializedResult {
+  readonly json: string;
+  readonly isError: boolean;
+}
+
+export interface ToolCallFastPathDeps {
+  readonly path: string;
+  readonly sessions: SessionIds;
+  readonly originAllowed: (origin: string) => boolean;
+  readonly snapshots: Pick<SnapshotFollower, 'current'>;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+}
+
+/** Answers the request, or calls `fallback` (the SDK path) for anything it does not take. */
+export type ToolCallFastPath = (req: IncomingMessage, res: ServerResponse, fallback: RequestHandler) => void;
+
+/**
+ * The hottest MCP request, a `tools/call` in a valid session, answered on node:http without the SDK's
+ * per-request McpServer, transport and express stack, byte for byte as the SDK path would answer it
+ * (docs/adr/0008-mcp-tool-call-fast-path.md). It only *accepts*: every rule it checks is the gateway's
+ * or the SDK's own, and a request failing any of them goes to the SDK path, which gives the error.
+ */
+export function createToolCallFastPath({ path, sessions, originAllowed, snapshots, metrics, logger }: ToolCallFastPathDeps): ToolCallFastPath {
+  // Serialized results per dataset version: a swap starts a fresh memo, the old one goes with its snapshot.
+  const memos = new WeakMap<Snapshot, BoundedLru<SerializedResult>>();
+
+  /** The verified session id when the headers are ones both the gateway and the SDK transport accept, else null. */
+  function sessionOf(req: IncomingMessage): string | null {
+    if (req.method !== 'POST' || pathOf(req.url) !== path) return null;
+    const { origin, accept, 'content-type': contentType, 'mcp-protocol-version': version, 'mcp-session-id': sessionId } = req.headers;
+    if (origin !== undefined && !originAllowed(origin)) return null;
+    // Lower case only: after the gateway's rule, the SDK checks Accept again by case-sensitive substring.
+    if (accept === undefined || accept !== accept.toLowerCase() || !acceptsMcpResponses(accept)) return null;
+    // The exact header SDK clients send, which the gateway's media-type check and the SDK's both accept.
+    if (contentType !== 'application/json') return null;
+    if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+    return typeof sessionId === 'string' && sessions.verify(sessionId) ? sessionId : null;
+  }
+
+  /** Tool result on a memo miss, validated and transformed as the SDK does; null where the SDK would answer an error. */
+  function serialize(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
+    const result = runTool(tool, snapshot, args);
+    // McpServer validates structuredContent against the output schema; Server then parses the whole result.
+    if (!result.isError && !tool.output.safeParse(result.structuredContent).success) return null;
+    const sent = CallToolResultSchema.safeParse(result);
+    return sent.success ? { json: JSON.stringify(sent.data), isError: sent.data.isError === true } : null;
+  }
+
+  function memoized(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
+    let memo = memos.get(snapshot);
+    if (!memo) memos.set(snapshot, (memo = new BoundedLru<SerializedResult>(MAX_MEMO_ENTRIES, MAX_MEMO_BYTES, (entry) => entry.json.length * 2)));
+    // Parsed arguments list their fields in schema order, so equal arguments give equal keys.
+    const key = `${tool.name}\n${JSON.stringify(args)}`;
+    const hit = memo.get(key);
+    if (hit) return hit;
+    const entry = serialize(tool, snapshot, args);
+    if (entry) memo.set(key, entry);
+    return entry;
+  }
+
+  /** True when answered; false leaves the response untouched for the SDK path. */
+  function answer(req: IncomingMessage & { body?: unknown }, res: ServerResponse, sessionId: string): boolean {
+    const body = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+    const rawParams = (body as { params?: unknown }).params;
+    if (typeof rawParams !== 'object' || rawParams === null || !Object.keys(rawParams).every((key) => PLAIN_PARAMS.has(key))) return false;
+    const parsed = JSONRPCMessageSchema.safeParse(body);
+    if (!parsed.success) return false;
+    const message = parsed.data;
+    if (!isJSONRPCRequest(message) || message.method !== 'tools/call' || invalidParams(message) !== null) return false;
+    const name = message.params?.['name'];
+    const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
+    const snapshot = snapshots.current();
+    if (!tool || !snapshot) return false;
+    // The tool's own input schema, as McpServer applies it; invalid arguments get the SDK's error result.
+    const args = tool.input.safeParse(message.params?.['arguments'] ?? {});
+    if (!args.success) return false;
+    const result = inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.data));
+    if (!result) return false;
+
+    metrics.toolCalls.inc({ tool: tool.name, outcome: result.isError ? 'error' : 'ok' });
+    const origin = req.headers.origin;
+    if (origin !== undefined) exposeToOrigin(res, origin);
+    res.setHeader('Mcp-Session-Id', sessionId);
+    // JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds it, with the result already serialized.
+    const payload = `{"result":${result.json},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}`;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+    res.end(payload);
+    return true;
+  }
+
+  return (req, res, fallback) => {
+    const sessionId = sessionOf(req);
+    if (sessionId === null) return fallback(req, res);
+    // The SDK path's own parser; once it has read the body, express's copy sees a finished request and keeps req.body.
+    parseJsonBody(req, res, (error?: unknown) => {
+      if (error !== undefined) {
+        if (req.headers.origin !== undefined) exposeToOrigin(res, req.headers.origin);
+        return answerBodyError(error as { type?: string; status?: number }, res, logger);
+      }
+      if (!answer(req, res, sessionId)) fallback(req, res);
+    });
+  };
+}
