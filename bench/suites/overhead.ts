@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { fmt, type Section } from '../lib/report.ts';
 import { loadTest, DEFAULT_LOAD, type LoadResult } from '../lib/wrk.ts';
 import { dataset, startService } from '../lib/context.ts';
@@ -9,8 +10,27 @@ const HEADERS = { 'Accept-Encoding': 'gzip' };
 const WARMUP_SECONDS = 2;
 const ROUNDS = 3;
 
-function medianRound(results: LoadResult[]): LoadResult {
-  return [...results].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(results.length / 2)]!;
+interface Round extends LoadResult {
+  /** Server CPU time (user + system) per request served: steadier than req/s on a busy machine. */
+  readonly cpuMicrosPerRequest: number;
+}
+
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+/** utime + stime of a process in seconds (Linux /proc, USER_HZ = 100). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function measure(url: string, pid: number): Promise<Round> {
+  const before = await cpuSeconds(pid);
+  const result = await loadTest(url, { ...DEFAULT_LOAD, headers: HEADERS });
+  const cpu = (await cpuSeconds(pid)) - before;
+  return { ...result, cpuMicrosPerRequest: (cpu / (result.requestsPerSecond * DEFAULT_LOAD.durationSeconds)) * 1e6 };
 }
 
 interface Variant {
@@ -46,7 +66,7 @@ export async function overhead(): Promise<Section> {
   // All variants run side by side (idle ones cost nothing) and are measured in alternating rounds,
   // so a load spike on the machine hits every variant alike; each figure is the median round.
   const services: Running[] = [];
-  const rounds: LoadResult[][] = variants.map(() => []);
+  const rounds: Round[][] = variants.map(() => []);
   try {
     for (const variant of variants) {
       const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
@@ -57,36 +77,47 @@ export async function overhead(): Promise<Section> {
     // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
     for (const [i] of variants.entries()) await loadTest(url(i), { ...DEFAULT_LOAD, durationSeconds: WARMUP_SECONDS, headers: HEADERS });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i] of variants.entries()) rounds[i]!.push(await loadTest(url(i), { ...DEFAULT_LOAD, headers: HEADERS }));
+      for (const [i] of variants.entries()) rounds[i]!.push(await measure(url(i), services[i]!.child.pid!));
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
   }
-  const results = rounds.map(medianRound);
-  const baseline = results[0]!;
-  const loss = (r: LoadResult) => (1 - r.requestsPerSecond / baseline.requestsPerSecond) * 100;
-  const rows = variants.map((v, i) => {
-    const r = results[i]!;
-    return [v.name, fmt(r.requestsPerSecond), i === 0 ? '—' : `${loss(r).toFixed(1)}%`, fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), r.non2xx3xx + r.errors];
-  });
+  const rps = rounds.map((r) => median(r.map((x) => x.requestsPerSecond)));
+  const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
+  const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
+  const errors = rounds.map((r) => r.reduce((sum, x) => sum + x.non2xx3xx + x.errors, 0));
+  // A CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
+  const cpuLoss = (i: number) => (1 - cpu[0]! / cpu[i]!) * 100;
+  const rpsLoss = (i: number) => (1 - rps[i]! / rps[0]!) * 100;
+  const rows = variants.map((v, i) => [
+    v.name,
+    fmt(rps[i]!),
+    i === 0 ? '—' : `${rpsLoss(i).toFixed(1)}%`,
+    fmt(cpu[i]!, 1),
+    i === 0 ? '—' : `${cpuLoss(i).toFixed(1)}%`,
+    fmt(p99[i]!, 2),
+    errors[i]!,
+  ]);
   return {
     id: 'overhead',
     title: 'Observability overhead on the hottest endpoint',
     intro:
-      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} alternating rounds (median round shown). ` +
-      'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`, HTTP instrumentation, OTLP exporter) exporting to a closed port; ' +
+      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} alternating rounds (medians). ` +
+      'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it). ' +
+      'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
     targets: ['≤ 10% throughput loss with metrics on and tracing exporting to nowhere (third row) against everything off'],
     commands: [
       'npm run bench -- overhead',
       `wrk -t1 -c${DEFAULT_LOAD.connections} -d${DEFAULT_LOAD.durationSeconds}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}`,
     ],
-    tables: [{ columns: ['variant', 'req/s', 'throughput loss', 'p50 ms', 'p99 ms', 'errors'], rows }],
+    tables: [{ columns: ['variant', 'req/s', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows }],
     figures: {
-      off_rps: Math.round(baseline.requestsPerSecond),
-      metrics_loss_pct: Number(loss(results[1]!).toFixed(1)),
-      metrics_tracing_loss_pct: Number(loss(results[2]!).toFixed(1)),
-      with_request_logs_loss_pct: Number(loss(results[3]!).toFixed(1)),
+      off_rps: Math.round(rps[0]!),
+      off_cpu_us: Number(cpu[0]!.toFixed(1)),
+      metrics_loss_pct: Number(cpuLoss(1).toFixed(1)),
+      metrics_tracing_loss_pct: Number(cpuLoss(2).toFixed(1)),
+      with_request_logs_loss_pct: Number(cpuLoss(3).toFixed(1)),
     },
   };
 }
