@@ -15,9 +15,10 @@ const MAX_MEMO_BYTES = 16 * 1024 * 1024;
 const PLAIN_PARAMS = new Set(['name', 'arguments']);
 const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
-/** A CallToolResult exactly as the SDK path serializes it. */
+/** A CallToolResult exactly as the SDK path serializes it, as the response body up to the request id. */
 interface SerializedResult {
-  readonly json: string;
+  /** `{"result":<result>,"jsonrpc":"2.0","id":` in UTF-8: encoding tens of KiB per request was the fast path's largest cost. */
+  readonly head: Buffer;
   readonly isError: boolean;
 }
 
@@ -62,12 +63,13 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     // McpServer validates structuredContent against the output schema; Server then parses the whole result.
     if (!result.isError && !tool.output.safeParse(result.structuredContent).success) return null;
     const sent = CallToolResultSchema.safeParse(result);
-    return sent.success ? { json: JSON.stringify(sent.data), isError: sent.data.isError === true } : null;
+    // The order of JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds its response.
+    return sent.success ? { head: Buffer.from(`{"result":${JSON.stringify(sent.data)},"jsonrpc":"2.0","id":`), isError: sent.data.isError === true } : null;
   }
 
   function memoized(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
     let memo = memos.get(snapshot);
-    if (!memo) memos.set(snapshot, (memo = new BoundedLru<SerializedResult>(MAX_MEMO_ENTRIES, MAX_MEMO_BYTES, (entry) => entry.json.length * 2)));
+    if (!memo) memos.set(snapshot, (memo = new BoundedLru<SerializedResult>(MAX_MEMO_ENTRIES, MAX_MEMO_BYTES, (entry) => entry.head.length)));
     // Parsed arguments list their fields in schema order, so equal arguments give equal keys.
     const key = `${tool.name}\n${JSON.stringify(args)}`;
     const hit = memo.get(key);
@@ -101,9 +103,8 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     const origin = req.headers.origin;
     if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Mcp-Session-Id', sessionId);
-    // JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds it, with the result already serialized.
-    const payload = `{"result":${result.json},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}`;
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+    const payload = Buffer.concat([result.head, Buffer.from(`${JSON.stringify(message.id)}}`)]);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': payload.length });
     res.end(payload);
     return true;
   }
