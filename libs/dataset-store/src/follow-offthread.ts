@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { buildContent, buildError, reviveBodies, type BuildRequest, type ContentOutcome } from './follow-build.js';
+import { buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
+import { ContentReceiver, type BuildMessage } from './follow-transfer.js';
 
 /** Builds snapshot content (parse, validate, derive, render, compress) away from the serving thread. */
 export interface ContentBuilder {
@@ -40,7 +41,13 @@ export function createContentBuilder(): ContentBuilder {
           void worker.terminate();
           resolve(outcome);
         };
-        worker.once('message', (outcome: ContentOutcome) => settle(outcome.ok ? { ok: true, content: reviveBodies(outcome.content) } : outcome));
+        const receiver = new ContentReceiver();
+        worker.on('message', (message: BuildMessage) => {
+          const outcome = receiver.receive(message);
+          if (outcome) settle(outcome);
+          // Acknowledged after pending I/O had its turn, so requests run between slices.
+          else setImmediate(() => worker.postMessage('next'));
+        });
         // A worker that dies (out of memory, a crash, close()) fails its build.
         worker.once('error', (error) => settle(buildError(error)));
         worker.once('exit', (code) => settle(buildError(new Error(`build worker exited with code ${code}`))));

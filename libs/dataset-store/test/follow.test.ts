@@ -76,6 +76,8 @@ describe('followSnapshots', () => {
     }
     expect(served.version).toBe(local.version);
     expect(served.reviewsDocument).toEqual(local.reviewsDocument);
+    expect(served.insightsDocument).toEqual(local.insightsDocument);
+    expect(served.input).toEqual(local.input);
     const word = input.reviews.find((r) => r.text)!.text!.split(' ')[1]!;
     for (const params of [{ query: word, limit: 100 }, { query: word.slice(0, 2), min_rating: 3, limit: 5 }, { rating: 5, limit: 100 }]) {
       expect(served.search.search(params)).toEqual(local.search.search(params));
