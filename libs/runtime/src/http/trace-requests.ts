@@ -9,7 +9,7 @@ interface Traced extends ServerResponse {
   [SPAN]: Span;
 }
 
-/** Shared `close` listener (no closure per request): a response always closes, finished or aborted. */
+/** Shared `close` listener (no closure per request): a response closes exactly once, finished or aborted. */
 function endSpan(this: Traced): void {
   const span = this[SPAN];
   span.setAttribute('http.response.status_code', this.statusCode);
@@ -29,7 +29,7 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
     const method = req.method ?? 'UNKNOWN';
     const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
     (res as Traced)[SPAN] = span;
-    res.once('close', endSpan);
+    res.on('close', endSpan);
     context.with(trace.setSpan(parent, span), handler, undefined, req, res);
   };
 }
