@@ -88,7 +88,7 @@ export async function mcpThroughput(): Promise<Section> {
       `\`tools/call search_reviews\` on the mcp-gateway (\`services/mcp-gateway/dist/main.js\`, one signed session from \`initialize\`, protocol ${PROTOCOL_VERSION}, JSON responses) ` +
       `against \`GET /api/reviews/search\` on read-api (\`services/read-api/dist/main.js\`) for the same search over the same ${fmt(REVIEWS)}-review dataset, ` +
       'each server one process, identical wrk settings (the MCP side POSTs its JSON-RPC body from a Lua script). Before loading, the suite checks that both answer the same body. ' +
-      'Every MCP request builds a fresh McpServer and stateless transport and verifies the session HMAC; read-api memoizes search results per dataset version, so its figure is the cached path.' +
+      'These calls take the gateway\'s tools/call fast path (ADR 0008: node:http, result memoized per dataset version, byte-identical to the SDK path that builds an McpServer per request); read-api memoizes search results per dataset version too, so both figures are the cached path.' +
       ` ${load}`,
     targets: ['MCP search_reviews throughput ≥ 50% of the REST search figure for the same query'],
     commands: [
