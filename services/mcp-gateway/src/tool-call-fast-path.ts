@@ -134,7 +134,15 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
         if (req.headers.origin !== undefined) exposeToOrigin(res, req.headers.origin);
         return answerBodyError(error as { type?: string; status?: number }, res, logger);
       }
-      if (!answer(req, res, sessionId)) fallback(req, res);
+      let answered: boolean;
+      try {
+        answered = answer(req, res, sessionId);
+      } catch (error) {
+        // A tool that throws: McpServer turns that into an isError result, so the SDK path answers it.
+        if (res.headersSent) throw error;
+        answered = false;
+      }
+      if (!answered) fallback(req, res);
     });
   };
 }

@@ -185,6 +185,24 @@ describe('tools/call fast path', () => {
     expect(oversize.answer.status).toBe(413);
   });
 
+  it('leaves a tool that throws to the SDK path, which answers its error result', async () => {
+    const broken: Snapshot = { ...snapshot, search: { ...snapshot.search, since: () => { throw new Error('index unavailable'); } } };
+    const brokenDeps = { config, logger, snapshots: { current: () => broken } };
+    const brokenFast = await serve(createMcpGateway({ ...brokenDeps, metrics: createMetrics() }));
+    const brokenSdk = await serve(createMcpGateway({ ...brokenDeps, metrics: createMetrics(), toolCallFastPath: false }));
+    try {
+      const body = call(28, 'get_reviews_since', { date: '2025-06-01' });
+      const viaFast = await rawPost(brokenFast.url, body, headers());
+      expect(viaFast).toEqual(await rawPost(brokenSdk.url, body, headers()));
+      expect(JSON.parse(viaFast.body)).toMatchObject({ result: { isError: true, content: [{ text: 'index unavailable' }] } });
+    } finally {
+      for (const { server } of [brokenFast, brokenSdk]) {
+        server.closeAllConnections();
+        server.close();
+      }
+    }
+  });
+
   it('counts tool calls and requests exactly like the SDK path', async () => {
     // Every request above went to both gateways once; the probe has its own registry.
     expect(await countersOf(fastMetrics)).toEqual(await countersOf(sdkMetrics));
