@@ -8,6 +8,9 @@ export const SUBSCRIPTIONS_BUCKET = 'websub-subscriptions';
 /** Concurrent writers on one key (replicas, verification + delivery): each lost race re-reads and retries. */
 const CAS_ATTEMPTS = 20;
 const LIST_CONCURRENCY = 32;
+/** A key listing normally takes milliseconds; see listKeys. */
+const KEYS_TIMEOUT_MS = 2_000;
+const KEYS_ATTEMPTS = 5;
 
 /**
  * Subscriptions in a JetStream KV bucket shared by every hub replica: `sub.<sha256>` per
@@ -23,8 +26,7 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 
   return {
     get: async (key) => readJson<Subscription>(await kv.get(`sub.${key}`)),
     list: async () => {
-      const keys: string[] = [];
-      for await (const k of await kv.keys('sub.>')) keys.push(k);
+      const keys = await listKeys(kv, 'sub.>');
       const found: Subscription[] = [];
       for (let i = 0; i < keys.length; i += LIST_CONCURRENCY) {
         const batch = await Promise.all(keys.slice(i, i + LIST_CONCURRENCY).map(async (k) => readJson<Subscription>(await kv.get(k))));
@@ -38,6 +40,30 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 
     // The connection belongs to the caller.
     close: async () => undefined,
   };
+}
+
+/**
+ * kv.keys() can wait forever when a key in range is updated while it lists (nats.js 3 with
+ * nats-server 2.9: a delivery recording its outcome during an announcement did it, and the hub
+ * stopped announcing). A listing that does not finish in time is abandoned and started again.
+ */
+async function listKeys(kv: KV, filter: string): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    const iterator = await kv.keys(filter);
+    let abandoned = false;
+    const timer = setTimeout(() => {
+      abandoned = true;
+      iterator.stop();
+    }, KEYS_TIMEOUT_MS);
+    const keys: string[] = [];
+    try {
+      for await (const key of iterator) keys.push(key);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!abandoned) return keys;
+    if (attempt === KEYS_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} did not finish within ${KEYS_TIMEOUT_MS} ms, ${KEYS_ATTEMPTS} times`);
+  }
 }
 
 function readJson<T>(entry: KvEntry | null): T | null {
