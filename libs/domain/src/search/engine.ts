@@ -166,8 +166,12 @@ export function createSearchEngine(
       if (to - from <= TEST_QUERY_BELOW || ranged.some((r) => r.end - r.start <= TEST_QUERY_BELOW)) {
         testQuery = query;
       } else {
-        const matches = text.matches(query);
-        ranged.push(inRange({ positions: matches, member: () => membership(matches, count) }, from, to));
+        // Other filters or a date range narrow the search: the query's trigram candidates take part
+        // like any filter, and only the texts every filter keeps are read to confirm the query.
+        const candidates = ranged.length > 0 || to - from < count ? text.candidates(query) : null;
+        const positions = candidates ? candidates.positions : text.matches(query);
+        ranged.push(inRange({ positions, member: () => membership(positions, count) }, from, to));
+        if (candidates && !candidates.confirmed) testQuery = query;
       }
     }
     ranged.sort((a, b) => a.end - a.start - (b.end - b.start));

@@ -9,6 +9,12 @@
 export interface TextIndex {
   /** Ascending positions of every text containing `lowerQuery`. Remembered for the most recent queries. */
   matches(lowerQuery: string): Int32Array;
+  /**
+   * Ascending positions of every text that may contain `lowerQuery` (3 characters or more; null
+   * for shorter queries), from the trigram tables alone; `confirmed` when each one does contain it,
+   * otherwise `contains` must decide. Lets a search confirm only the texts its other filters keep.
+   */
+  candidates(lowerQuery: string): { readonly positions: Int32Array; readonly confirmed: boolean } | null;
   /** Does the text at `position` contain `lowerQuery`? For testing a few positions without `matches`. */
   contains(position: number, lowerQuery: string): boolean;
 }
@@ -133,14 +139,19 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
     return intersect(listed.sort((a, b) => a.length - b.length), sets);
   }
 
-  function computeMatches(lowerQuery: string): Int32Array {
-    if (lowerQuery.length < 3) return keep(count, (position) => contains(position, lowerQuery));
+  function queryCandidates(lowerQuery: string): { positions: Int32Array; confirmed: boolean } | null {
+    if (lowerQuery.length < 3) return null;
     const codes = new Set<number>();
     forEachTrigram(lowerQuery, (code) => codes.add(code));
-    const found = candidates([...codes]);
     // One trigram of characters with their own symbols: every candidate is a match.
-    if (lowerQuery.length === 3 && EXACT_SYMBOLS.test(lowerQuery)) return found;
-    return keep(found.length, (i) => contains(found[i] as number, lowerQuery), found);
+    return { positions: candidates([...codes]), confirmed: lowerQuery.length === 3 && EXACT_SYMBOLS.test(lowerQuery) };
+  }
+
+  function computeMatches(lowerQuery: string): Int32Array {
+    const found = queryCandidates(lowerQuery);
+    if (found === null) return keep(count, (position) => contains(position, lowerQuery));
+    const { positions, confirmed } = found;
+    return confirmed ? positions : keep(positions.length, (i) => contains(positions[i] as number, lowerQuery), positions);
   }
 
   const remembered = new Map<string, Int32Array>();
@@ -153,6 +164,7 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
       if (remembered.size > REMEMBERED_QUERIES) remembered.delete(remembered.keys().next().value as string);
       return positions;
     },
+    candidates: queryCandidates,
     contains,
   };
 }
