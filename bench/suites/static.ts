@@ -40,6 +40,10 @@ export async function staticRepresentations(): Promise<Section> {
     figures[`${name}.vs_bare_pct`] = Math.round((s.requestsPerSecond / b.requestsPerSecond) * 100);
   };
   try {
+    // Warm the JIT of both Node servers so the first measured row is not a cold start.
+    for (const port of [service.port, bare.port]) {
+      for (const path of ENDPOINTS) await loadTest(`http://127.0.0.1:${port}${path}`, { connections: DEFAULT_LOAD.connections, durationSeconds: 1, headers: { 'Accept-Encoding': 'gzip' } });
+    }
     for (const path of ENDPOINTS) {
       const headers = { 'Accept-Encoding': 'gzip' };
       const s = await loadTest(`http://127.0.0.1:${service.port}${path}`, { ...DEFAULT_LOAD, headers });
