@@ -43,7 +43,7 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 
 }
 
 /**
- * kv.keys() can wait forever when a key in range is updated while it lists (nats.js 3 with
+ * kv.keys() can wait forever, or name a key twice, when a key in range is updated while it lists (nats.js 3 with
  * nats-server 2.9: a delivery recording its outcome during an announcement did it, and the hub
  * stopped announcing). A listing that does not finish in time is abandoned and started again.
  */
@@ -55,13 +55,14 @@ async function listKeys(kv: KV, filter: string): Promise<string[]> {
       abandoned = true;
       iterator.stop();
     }, KEYS_TIMEOUT_MS);
-    const keys: string[] = [];
+    // A key updated during the listing can come twice (its old and its new value).
+    const keys = new Set<string>();
     try {
-      for await (const key of iterator) keys.push(key);
+      for await (const key of iterator) keys.add(key);
     } finally {
       clearTimeout(timer);
     }
-    if (!abandoned) return keys;
+    if (!abandoned) return [...keys];
     if (attempt === KEYS_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} did not finish within ${KEYS_TIMEOUT_MS} ms, ${KEYS_ATTEMPTS} times`);
   }
 }
