@@ -12,6 +12,9 @@ import { tracingEnabled } from './tracing.js';
 
 export type CloseHook = () => Promise<void> | void;
 
+/** Close hooks always get at least this long, even when in-flight requests used up SHUTDOWN_TIMEOUT_MS. */
+const CLOSE_HOOKS_FLOOR_MS = 1_000;
+
 export interface HttpServiceOptions {
   readonly service: string;
   readonly port: number;
@@ -35,7 +38,10 @@ export interface HttpService {
   readonly metricsUrl: string;
   /** Runs at shutdown after the HTTP server stopped, in reverse registration order. */
   onClose(hook: CloseHook): void;
-  /** Fails readiness, stops accepting, lets in-flight requests finish (bounded), runs close hooks. Idempotent. */
+  /**
+   * Fails readiness, stops accepting, lets in-flight requests finish, runs close hooks; all within
+   * shutdownTimeoutMs (close hooks get at least 1 s). Idempotent.
+   */
   shutdown(reason?: string): Promise<void>;
 }
 
@@ -97,6 +103,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   const drain = async (reason: string) => {
     shuttingDown = true;
     logger.info({ reason }, 'shutting down');
+    const deadline = Date.now() + options.shutdownTimeoutMs;
     const closed = once(server, 'close');
     server.close();
     server.closeIdleConnections();
@@ -106,13 +113,27 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     }, options.shutdownTimeoutMs);
     await closed;
     clearTimeout(timer);
-    for (const hook of hooks.reverse()) {
-      try {
-        await hook();
-      } catch (error) {
-        logger.error({ err: error }, 'close hook failed');
+    const runHooks = async () => {
+      for (const hook of hooks.reverse()) {
+        try {
+          await hook();
+        } catch (error) {
+          logger.error({ err: error }, 'close hook failed');
+        }
       }
+      return 'done' as const;
+    };
+    // The hooks (hub deliveries in flight, NATS drain) share the same deadline, with a floor so they
+    // always get to release their work; past it the process stops anyway and NATS redelivers whatever
+    // was left unacknowledged to another replica.
+    let expiry: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<'timeout'>((resolve) => {
+      expiry = setTimeout(() => resolve('timeout'), Math.max(deadline - Date.now(), CLOSE_HOOKS_FLOOR_MS));
+    });
+    if ((await Promise.race([runHooks(), outOfTime])) === 'timeout') {
+      logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'close hooks did not finish in time; stopping anyway (unacknowledged NATS work is redelivered)');
     }
+    clearTimeout(expiry);
     metricsServer.close();
     metricsServer.closeAllConnections();
     logger.info('stopped');
