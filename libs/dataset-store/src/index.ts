@@ -7,3 +7,4 @@ export * from './nats-layout.js';
 export * from './nats-store.js';
 export * from './nats-source.js';
 export * from './nats-publish.js';
+export * from './pod.js';

@@ -1,0 +1,54 @@
+import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import type { SnapshotFollower } from './follower.js';
+import { followSnapshots } from './follow.js';
+import { FileDatasetSource } from './file-source.js';
+import { openDatasetSource } from './open-source.js';
+
+export interface PodContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly snapshots: SnapshotFollower;
+}
+
+export interface PodApp {
+  readonly handler: RequestHandler;
+  /** Runs on shutdown after the HTTP server stopped accepting and before the dataset source closes. */
+  readonly close?: () => Promise<void> | void;
+}
+
+export interface PodOptions {
+  /** `file` pins the dataset to DATASET_FILE even when NATS_URL is set (the standalone default). */
+  readonly datasetSource?: 'configured' | 'file';
+  /** Replaces the process registry (the overhead benchmark measures the service without metrics). */
+  readonly metrics?: Metrics;
+}
+
+/**
+ * Runs one service as a pod runs it: configuration from the environment only, the current dataset
+ * followed from NATS (or DATASET_FILE without NATS_URL), probes, /metrics and graceful shutdown.
+ * A ConfigError raised while building the app ends the process naming the variable.
+ */
+export async function runPod(service: string, build: (context: PodContext) => Promise<PodApp> | PodApp, options: PodOptions = {}): Promise<HttpService> {
+  const config = loadConfigOrExit(service);
+  const logger = createLogger(service, config.LOG_LEVEL);
+  const metrics = options.metrics ?? createMetrics();
+  const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger }) : await openDatasetSource(config, { logger, metrics, service });
+  const snapshots = await followSnapshots(source, { baseUrl: config.BASE_URL, logger, metrics, service });
+  const app = await runOrExitOnConfigError(service, () => build({ config, logger, metrics, snapshots }));
+  const http = await startHttpService({
+    service,
+    port: config.PORT,
+    metricsPort: config.METRICS_PORT,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    logger,
+    metrics,
+    handler: app.handler,
+    readiness: () => snapshots.health(),
+    handleSignals: true,
+  });
+  // Close hooks run in reverse order: the app first, then the dataset source it reads from.
+  http.onClose(() => snapshots.close());
+  if (app.close) http.onClose(app.close);
+  return http;
+}
