@@ -1,4 +1,4 @@
-import { buildSnapshotContent, validateDataset, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, validateDataset, type Compress, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type Variant } from '@reviews/domain';
 
 export type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
 
@@ -21,7 +21,7 @@ export function buildError(error: unknown): { ok: false; rejection: Rejection } 
 }
 
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
-export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest): ContentOutcome {
+export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest, compress?: Compress): ContentOutcome {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
@@ -34,7 +34,7 @@ export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest): Con
     if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
-    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt }) };
+    return { ok: true, content: buildSnapshotContent(validated.input, compress ? { baseUrl, publishedAt, compress } : { baseUrl, publishedAt }) };
   } catch (error) {
     return buildError(error);
   }

@@ -44,25 +44,34 @@ export function compressionSettings(size: number): { brotliQuality: number; gzip
   return { brotliQuality: 6, gzipLevel: 6 };
 }
 
-export function createRepresentation(body: Buffer | string, contentType: string, publishedAt: Date): Representation {
+/** The compressed variants' bodies of one identity body. */
+export interface CompressedBodies {
+  readonly gzip: Buffer;
+  readonly br: Buffer;
+}
+
+/** Compresses an identity body whose content hash is `hash` (a memo may key on it). */
+export type Compress = (identity: Buffer, hash: string) => CompressedBodies;
+
+/** gzip and brotli with the settings the body's size picks: the same bytes on every replica. */
+export function compressBody(identity: Buffer): CompressedBodies {
+  const { brotliQuality, gzipLevel } = compressionSettings(identity.length);
+  return {
+    gzip: gzipSync(identity, { level: gzipLevel }),
+    br: brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
+  };
+}
+
+export function createRepresentation(body: Buffer | string, contentType: string, publishedAt: Date, compress: Compress = compressBody): Representation {
   const identityBody = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const hash = contentHash(identityBody).slice(0, 32);
-  const compress = identityBody.length >= COMPRESSION_THRESHOLD_BYTES;
-  const { brotliQuality, gzipLevel } = compressionSettings(identityBody.length);
+  const compressed = identityBody.length >= COMPRESSION_THRESHOLD_BYTES ? compress(identityBody, hash) : null;
   return {
     contentType,
     lastModified: publishedAt.toUTCString(),
     lastModifiedMs: Math.floor(publishedAt.getTime() / 1000) * 1000,
     identity: { coding: 'identity', body: identityBody, etag: `"${hash}"` },
-    gzip: compress ? { coding: 'gzip', body: gzipSync(identityBody, { level: gzipLevel }), etag: `"${hash}-gz"` } : null,
-    br: compress
-      ? {
-          coding: 'br',
-          body: brotliCompressSync(identityBody, {
-            params: { [constants.BROTLI_PARAM_QUALITY]: brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identityBody.length },
-          }),
-          etag: `"${hash}-br"`,
-        }
-      : null,
+    gzip: compressed ? { coding: 'gzip', body: compressed.gzip, etag: `"${hash}-gz"` } : null,
+    br: compressed ? { coding: 'br', body: compressed.br, etag: `"${hash}-br"` } : null,
   };
 }

@@ -3,7 +3,7 @@ import { deriveInsights } from './derive/insights.js';
 import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
-import { contentHash, createRepresentation, type Representation } from './representation.js';
+import { contentHash, createRepresentation, type Compress, type Representation } from './representation.js';
 import { buildSearchIndex, createSearchEngine, type SearchEngine, type SearchIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
@@ -37,6 +37,8 @@ export interface Snapshot {
 export interface SnapshotOptions {
   readonly baseUrl: string;
   readonly publishedAt: Date;
+  /** How bodies are compressed; a build worker passes a memo so unchanged bodies are not compressed again. */
+  readonly compress?: Compress;
 }
 
 /** Canonical bytes of a published input; its hash is the dataset version. */
@@ -59,12 +61,13 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
   const urls = publicUrls(options.baseUrl);
   const reviewsDocument = buildReviewsDocument(input);
   const insightsDocument = deriveInsights(input);
-  const json = (value: unknown) => createRepresentation(JSON.stringify(value), JSON_CONTENT_TYPE, options.publishedAt);
+  const represent = (body: string, contentType: string) => createRepresentation(body, contentType, options.publishedAt, options.compress);
+  const json = (value: unknown) => represent(JSON.stringify(value), JSON_CONTENT_TYPE);
   const representations: SnapshotRepresentations = {
     reviews: json(reviewsDocument),
     insights: json(insightsDocument),
-    feedJson: createRepresentation(renderJsonFeed(reviewsDocument, urls), JSON_CONTENT_TYPE, options.publishedAt),
-    feedAtom: createRepresentation(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE, options.publishedAt),
+    feedJson: represent(renderJsonFeed(reviewsDocument, urls), JSON_CONTENT_TYPE),
+    feedAtom: represent(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE),
     openapi: json(buildOpenApiDocument(urls)),
   };
   const searchIndex = buildSearchIndex(reviewsDocument.reviews, input.business, insightsDocument);
