@@ -21,3 +21,12 @@ export async function eventually<T>(probe: () => Promise<T> | T, { timeoutMs = 1
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/** `eventually` for a plain condition, failing with `what` in the message so a timeout says what never happened. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  try {
+    await eventually(async () => (await condition()) || false, { timeoutMs, intervalMs: 20 });
+  } catch {
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  }
+}

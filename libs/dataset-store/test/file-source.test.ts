@@ -5,7 +5,7 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
 import { FileDatasetSource, type PublishedDataset } from '@reviews/dataset-store';
 import { datasetBytes, describeDatasetSourceContract } from './source-contract.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../../../test/support/eventually.js';
 
 const logger = pino({ level: 'silent' });
 

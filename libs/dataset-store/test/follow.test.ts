@@ -8,7 +8,7 @@ import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
 import { FileDatasetSource, followSnapshots, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../../../test/support/eventually.js';
 
 const BASE_URL = 'https://reviews.example.com';
 

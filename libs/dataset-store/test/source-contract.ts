@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach } from '@jest/globals';
 import type { DatasetSource, PublishedDataset } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../../../test/support/eventually.js';
 
 /** A source under test plus the publisher side that feeds it. */
 export interface SourceHarness {

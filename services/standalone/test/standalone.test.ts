@@ -8,7 +8,7 @@ import { FileDatasetSource, followSnapshots } from '@reviews/dataset-store';
 import { createMetrics, loadConfig, startHttpService, type HttpService } from '@reviews/runtime';
 import { createStandaloneApp } from '@reviews/standalone/app';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
-import { waitFor } from '../../../libs/dataset-store/test/wait-for.js';
+import { waitFor } from '../../../test/support/eventually.js';
 
 const valid = (seed: number) => JSON.stringify(buildDataset({ reviews: 30, seed }));
 

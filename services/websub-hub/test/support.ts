@@ -21,7 +21,7 @@ import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import type { OutboundTimeouts } from '../src/outbound.js';
 
-export { waitFor } from '../../../libs/dataset-store/test/wait-for.js';
+export { waitFor } from '../../../test/support/eventually.js';
 
 export const BASE_URL = 'https://reviews.example.com';
 export const TOPIC_URLS = {
