@@ -61,6 +61,11 @@ export async function overhead(): Promise<Section> {
     { name: 'metrics off, tracing off', env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn' }, preload: false },
     { name: 'metrics on, tracing off', env: { LOG_LEVEL: 'warn' }, preload: false },
     { name: 'metrics on, tracing exporting to nowhere', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()) }, preload: true },
+    {
+      name: "metrics on, tracing to nowhere, chart's default sampling (10%)",
+      env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+      preload: true,
+    },
     { name: 'metrics on, tracing to nowhere, info request logs to /dev/null', env: { LOG_LEVEL: 'info', ...(await exportingToNowhere()) }, preload: true },
   ];
   // All variants run side by side (idle ones cost nothing) and are measured in alternating rounds,
@@ -106,7 +111,9 @@ export async function overhead(): Promise<Section> {
       'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it). ' +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
-    targets: ['≤ 10% throughput loss with metrics on and tracing exporting to nowhere (third row) against everything off'],
+    targets: [
+      '≤ 10% throughput loss with metrics on and tracing exporting to nowhere, against everything off: every request sampled (third row) and at the Helm chart\'s default sampling of 10% of root traces (fourth row)',
+    ],
     commands: [
       'npm run bench -- overhead',
       `wrk -t1 -c${DEFAULT_LOAD.connections} -d${DEFAULT_LOAD.durationSeconds}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}`,
@@ -117,7 +124,8 @@ export async function overhead(): Promise<Section> {
       off_cpu_us: Number(cpu[0]!.toFixed(1)),
       metrics_loss_pct: Number(cpuLoss(1).toFixed(1)),
       metrics_tracing_loss_pct: Number(cpuLoss(2).toFixed(1)),
-      with_request_logs_loss_pct: Number(cpuLoss(3).toFixed(1)),
+      metrics_tracing_sampled_10pct_loss_pct: Number(cpuLoss(3).toFixed(1)),
+      with_request_logs_loss_pct: Number(cpuLoss(4).toFixed(1)),
     },
   };
 }

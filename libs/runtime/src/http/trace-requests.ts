@@ -27,9 +27,14 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
   return (req: IncomingMessage, res: ServerResponse) => {
     const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, req.headers);
     const method = req.method ?? 'UNKNOWN';
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
-    (res as Traced)[SPAN] = span;
-    res.on('close', endSpan);
+    const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
+    // A span the sampler dropped records nothing: skip its attributes and end listener, but keep it
+    // active so child spans inherit the "not sampled" decision instead of starting traces of their own.
+    if (span.isRecording()) {
+      span.setAttribute('http.request.method', method);
+      (res as Traced)[SPAN] = span;
+      res.on('close', endSpan);
+    }
     context.with(trace.setSpan(parent, span), handler, undefined, req, res);
   };
 }
