@@ -88,7 +88,7 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
     return;
   }
   const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
-    cache.get(snapshot, normalizedKey('search', parsed.params), () => snapshot.search.search(parsed.params)),
+    cache.get(snapshot, normalizedKey('search', parsed.params), req.headers['accept-encoding'], () => snapshot.search.search(parsed.params)),
   );
   sendRepresentation(req, res, representation);
 }
@@ -116,7 +116,7 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
       }
       const { date } = parsed;
       const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
-        cache.get(snapshot, normalizedKey('since', { date }), () => snapshot.search.since(date)),
+        cache.get(snapshot, normalizedKey('since', { date }), req.headers['accept-encoding'], () => snapshot.search.since(date)),
       );
       sendRepresentation(req, res, representation);
     }),

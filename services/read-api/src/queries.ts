@@ -1,27 +1,29 @@
 import type { Representation, Snapshot } from '@reviews/domain';
 import { BoundedLru } from '@reviews/runtime';
-import { createQueryRepresentation, representationBytes } from './query-representation.js';
+import { createQueryRepresentation, representationBytes, withVariantFor } from './query-representation.js';
 
 const MAX_CACHED_RESULTS = 1000;
 const MAX_CACHED_BYTES = 32 * 1024 * 1024;
 
 /**
  * Query results memoized per dataset version: the cache hangs off the snapshot, so a swap starts a
- * fresh cache and the old one is collected with the old snapshot.
+ * fresh cache and the old one is collected with the old snapshot. An entry starts with the identity
+ * body and gains each compressed variant the first time a request negotiates it.
  */
 export class QueryCache {
   readonly #bySnapshot = new WeakMap<Snapshot, BoundedLru<Representation>>();
 
-  get(snapshot: Snapshot, key: string, compute: () => unknown): Representation {
+  /** The result for `key`, holding (at least) the variant `acceptEncoding` negotiates. */
+  get(snapshot: Snapshot, key: string, acceptEncoding: string | undefined, compute: () => unknown): Representation {
     let cache = this.#bySnapshot.get(snapshot);
     if (!cache) {
       cache = new BoundedLru<Representation>(MAX_CACHED_RESULTS, MAX_CACHED_BYTES, representationBytes);
       this.#bySnapshot.set(snapshot, cache);
     }
-    const hit = cache.get(key);
-    if (hit) return hit;
-    const representation = createQueryRepresentation(compute(), snapshot);
-    cache.set(key, representation);
+    const cached = cache.get(key);
+    const representation = withVariantFor(cached ?? createQueryRepresentation(compute(), snapshot), acceptEncoding);
+    // Stored again whenever it changed, so the LRU accounts for the added variant's bytes.
+    if (representation !== cached) cache.set(key, representation);
     return representation;
   }
 }

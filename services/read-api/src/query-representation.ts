@@ -1,26 +1,54 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { contentHash, JSON_CONTENT_TYPE, type Representation, type Snapshot } from '@reviews/domain';
+import { contentHash, JSON_CONTENT_TYPE, type ContentCoding, type Representation, type Snapshot, type Variant } from '@reviews/domain';
+import { chooseContentCoding } from '@reviews/runtime';
 
 const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /**
- * A representation for a query result (search, since). Unlike dataset documents these are built on
- * demand, so compression uses fast settings: a cache miss must stay cheap for any query string.
- * ETags follow the same scheme as the documents: hash of the bytes, one suffix per coding.
+ * Settings for query results, measured in docs/adr/0006-compression.md ("Query results"): built on
+ * a cache miss while the client waits, so cheap ones. Fixed, never tuned per request or per body,
+ * so every replica produces the same bytes under the same ETag.
+ */
+const GZIP_LEVEL = 6;
+const BROTLI_QUALITY = 5;
+
+const ALL_CODINGS: ReadonlySet<ContentCoding> = new Set(['identity', 'gzip', 'br']);
+const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
+
+/**
+ * A representation for a query result (search, since), with the identity body only: most results
+ * are asked for by one client with one coding, so compressed variants are added by `withVariantFor`
+ * when a request negotiates them. ETags follow the documents' scheme: hash of the bytes, one suffix per coding.
  */
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const hash = contentHash(body).slice(0, 32);
-  const compress = body.length >= COMPRESSION_THRESHOLD_BYTES;
   const { lastModified, lastModifiedMs } = snapshot.representations.reviews;
-  return {
-    contentType: JSON_CONTENT_TYPE,
-    lastModified,
-    lastModifiedMs,
-    identity: { coding: 'identity', body, etag: `"${hash}"` },
-    gzip: compress ? { coding: 'gzip', body: gzipSync(body, { level: 6 }), etag: `"${hash}-gz"` } : null,
-    br: compress ? { coding: 'br', body: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }), etag: `"${hash}-br"` } : null,
-  };
+  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, identity: { coding: 'identity', body, etag: `"${contentHash(body).slice(0, 32)}"` }, gzip: null, br: null };
+}
+
+/** The coding a request gets for this result once every variant it may have exists. */
+function negotiatedCoding(representation: Representation, acceptEncoding: string | undefined): ContentCoding {
+  const codings = representation.identity.body.length >= COMPRESSION_THRESHOLD_BYTES ? ALL_CODINGS : IDENTITY_ONLY;
+  return chooseContentCoding(acceptEncoding, codings);
+}
+
+function compress(identity: Variant, coding: 'gzip' | 'br'): Variant {
+  const { body } = identity;
+  const etagPrefix = identity.etag.slice(0, -1);
+  if (coding === 'gzip') return { coding, body: gzipSync(body, { level: GZIP_LEVEL }), etag: `${etagPrefix}-gz"` };
+  const params = { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length };
+  return { coding, body: brotliCompressSync(body, { params }), etag: `${etagPrefix}-br"` };
+}
+
+/**
+ * `representation` itself when it already holds the variant `acceptEncoding` negotiates, otherwise
+ * a copy with that variant added (the caller caches the copy). Negotiating over the subset of
+ * variants built so far then picks the same coding, since ties break in a fixed order.
+ */
+export function withVariantFor(representation: Representation, acceptEncoding: string | undefined): Representation {
+  const coding = negotiatedCoding(representation, acceptEncoding);
+  if (coding === 'identity' || representation[coding] !== null) return representation;
+  return { ...representation, [coding]: compress(representation.identity, coding) };
 }
 
 export function representationBytes(representation: Representation): number {

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
 import type { Review } from '@reviews/domain';
-import { close, expectEnvelope, listen, PUBLISHED_AT, snapshotOf, startTestApi, type TestApi } from './helpers.js';
+import { close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, snapshotOf, startTestApi, type TestApi } from './helpers.js';
 import { buildDataset, SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
 
 let api: TestApi;
@@ -153,6 +153,26 @@ describe('GET /api/reviews/search', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     expect(Number(res.headers['content-length'])).toBeGreaterThan(0);
+  });
+
+  it('compresses a result for the coding each request negotiates, with one stable ETag per coding', async () => {
+    // Fresh queries: each first request below is a cache miss for its coding.
+    const path = '/api/reviews/search?min_rating=2&limit=40';
+    const headFirst = await request(url).head(path).set('Accept-Encoding', 'br');
+    const br = await rawRequest(url, path, { 'Accept-Encoding': 'gzip, br' });
+    const gzip = await rawRequest(url, path, { 'Accept-Encoding': 'gzip' });
+    const plain = await rawRequest(url, path, { 'Accept-Encoding': 'identity' });
+    expect([br.headers['content-encoding'], gzip.headers['content-encoding'], plain.headers['content-encoding']]).toEqual(['br', 'gzip', undefined]);
+    expect(headFirst.headers['content-length']).toBe(br.headers['content-length']);
+    const etag = plain.headers['etag'] as string;
+    expect(br.headers['etag']).toBe(`${etag.slice(0, -1)}-br"`);
+    expect(gzip.headers['etag']).toBe(`${etag.slice(0, -1)}-gz"`);
+    for (const res of [br, gzip]) expect(decoded(res).equals(plain.body)).toBe(true);
+    const again = await rawRequest(url, path, { 'Accept-Encoding': 'gzip' });
+    expect(again.body.equals(gzip.body)).toBe(true);
+    const revalidated = await rawRequest(url, '/api/reviews/search?min_rating=3&limit=40', { 'Accept-Encoding': 'gzip', 'If-None-Match': '"x"' });
+    const notModified = await rawRequest(url, '/api/reviews/search?limit=40&min_rating=3', { 'Accept-Encoding': 'gzip', 'If-None-Match': revalidated.headers['etag'] as string });
+    expect([revalidated.status, notModified.status]).toEqual([200, 304]);
   });
 
   it('405 for POST', async () => {
