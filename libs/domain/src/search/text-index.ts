@@ -5,6 +5,8 @@
  * confirms each candidate. Trigrams are taken over a folded 64-symbol alphabet (letters and digits
  * exact, other characters bucketed), so the whole table is one flat array: folding can only add
  * candidates, never lose a match, because every candidate is confirmed against the real text.
+ * Confirming is the bulk of a common query's time (" the" is in ~88% of the texts), so it looks
+ * for the query's rarest character first rather than its first one (see `testFor`).
  */
 export interface TextIndex {
   /** Ascending positions of every text containing `lowerQuery`. Remembered for the most recent queries. */
@@ -55,6 +57,36 @@ function forEachTrigram(text: string, visit: (code: number) => void): void {
  * cost a fraction of the memory, and intersecting them is a word-wise AND.
  */
 const BITSET_ABOVE_SHARE = 1 / 32;
+
+/** Texts whose characters are counted to rank them by rarity: plenty for letter frequencies, cheap to count. */
+const RARITY_SAMPLE_TEXTS = 2000;
+
+/** How often each UTF-16 code unit occurs in (a sample of) the texts. */
+function unitCounts(lowered: readonly string[]): Uint32Array {
+  const counts = new Uint32Array(0x10000);
+  for (const text of lowered.slice(0, RARITY_SAMPLE_TEXTS)) {
+    for (let i = 0; i < text.length; i++) counts[text.charCodeAt(i)] = (counts[text.charCodeAt(i)] as number) + 1;
+  }
+  return counts;
+}
+
+/**
+ * A substring test for one query that finds the query's rarest character first. `includes` stops
+ * at every occurrence of the query's first character, and most queries start with a space or a
+ * common letter: finding the rest from the rarest character on with `indexOf`, then checking the
+ * characters before it, measured about twice as fast on review texts for such queries.
+ */
+function testFor(lowerQuery: string, counts: Uint32Array): (text: string) => boolean {
+  let rarest = 0;
+  for (let i = 1; i < lowerQuery.length; i++) if ((counts[lowerQuery.charCodeAt(i)] as number) < (counts[lowerQuery.charCodeAt(rarest)] as number)) rarest = i;
+  if (rarest === 0) return (text) => text.includes(lowerQuery);
+  const before = lowerQuery.slice(0, rarest);
+  const rest = lowerQuery.slice(rarest);
+  return (text) => {
+    for (let at = text.indexOf(rest, rarest); at !== -1; at = text.indexOf(rest, at + 1)) if (text.startsWith(before, at - rarest)) return true;
+    return false;
+  };
+}
 
 /**
  * The trigram tables: typed arrays only, so they can be built on a worker thread and transferred
@@ -124,7 +156,18 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
   // after a swap pay for every text they confirm.
   const lowered = texts.map((text) => text.toLowerCase());
 
-  const contains = (position: number, lowerQuery: string) => (lowered[position] as string).includes(lowerQuery);
+  const counts = unitCounts(lowered);
+
+  // A search tests many texts against one query: its test is built once.
+  let testedQuery = '';
+  let test = (text: string) => text.includes(testedQuery);
+  const contains = (position: number, lowerQuery: string) => {
+    if (lowerQuery !== testedQuery) {
+      testedQuery = lowerQuery;
+      test = testFor(lowerQuery, counts);
+    }
+    return test(lowered[position] as string);
+  };
 
   /** Positions whose texts hold every trigram of `codes` (a superset of the matches, ascending). */
   function candidates(codes: readonly number[]): Int32Array {
