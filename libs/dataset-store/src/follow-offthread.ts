@@ -25,8 +25,8 @@ const WORKER_FILE = fileURLToPath(new URL('../dist/follow-worker.js', import.met
 const RETIRE_AFTER_BYTES = 16 * 1024 * 1024;
 
 /**
- * One long-lived worker thread, started ahead of the first build so its modules are loaded by then,
- * and replaced when it dies or after a large build. Sources deliver datasets in order and await
+ * One long-lived worker thread, started ahead of the first build so its modules are loaded by then;
+ * after it dies or after a large build, the next build starts a fresh one. Sources deliver datasets in order and await
  * each, so builds never overlap. Without the compiled worker (sources run unbuilt) builds run on
  * the calling thread.
  */
@@ -51,8 +51,9 @@ export function createContentBuilder(): ContentBuilder {
     started.once('exit', (code) => died(new Error(`build worker exited with code ${code}`)));
     return started;
   };
+  /** The next build starts a fresh worker: an idle one would only add its own heap to a large dataset's RSS. */
   const retire = (retired: Worker) => {
-    if (worker === retired) worker = closed ? null : start();
+    if (worker === retired) worker = null;
     void retired.terminate();
   };
   worker = start();
