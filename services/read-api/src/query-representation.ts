@@ -46,6 +46,8 @@ function compress(identity: Variant, coding: 'gzip' | 'br'): Variant {
  * variants built so far then picks the same coding, since ties break in a fixed order.
  */
 export function withVariantFor(representation: Representation, acceptEncoding: string | undefined): Representation {
+  // A popular result soon holds every variant: its cache hits then skip negotiating twice.
+  if (representation.gzip !== null && representation.br !== null) return representation;
   const coding = negotiatedCoding(representation, acceptEncoding);
   if (coding === 'identity' || representation[coding] !== null) return representation;
   return { ...representation, [coding]: compress(representation.identity, coding) };
