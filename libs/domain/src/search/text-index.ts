@@ -194,7 +194,7 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
     const found = queryCandidates(lowerQuery);
     if (found === null) return keep(count, (position) => contains(position, lowerQuery));
     const { positions, confirmed } = found;
-    return confirmed ? positions : keep(positions.length, (i) => contains(positions[i] as number, lowerQuery), positions);
+    return confirmed ? positions : keepInPlace(positions, (position) => contains(position, lowerQuery));
   }
 
   const remembered = new Map<string, Int32Array>();
@@ -233,12 +233,23 @@ function setBits(words: Uint32Array): Int32Array {
   return positions;
 }
 
-/** The elements i of `from` (default: i itself) for which `keepIndex(i)` holds, for i in [0, count). */
-function keep(count: number, keepIndex: (i: number) => boolean, from?: Int32Array): Int32Array {
+/** The i in [0, count) for which `keepIndex(i)` holds. */
+function keep(count: number, keepIndex: (i: number) => boolean): Int32Array {
   const kept = new Int32Array(count);
   let size = 0;
-  for (let i = 0; i < count; i++) if (keepIndex(i)) kept[size++] = from ? (from[i] as number) : i;
+  for (let i = 0; i < count; i++) if (keepIndex(i)) kept[size++] = i;
   return kept.slice(0, size);
+}
+
+/**
+ * The `positions` for which `keepPosition` holds, compacted within `positions` itself (a fresh
+ * candidate list): a common query keeps most of its ~100,000 candidates, and copying them into a new
+ * array per search added to the garbage that triggers full collections.
+ */
+function keepInPlace(positions: Int32Array, keepPosition: (position: number) => boolean): Int32Array {
+  let size = 0;
+  for (const position of positions) if (keepPosition(position)) positions[size++] = position;
+  return positions.subarray(0, size);
 }
 
 /** Positions in every list and every bitset: walks the shortest list, one forward cursor per other list. */
