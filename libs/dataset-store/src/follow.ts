@@ -155,8 +155,9 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     async close() {
       closed = true;
       listeners.clear();
-      await source.close();
-      await builder.close();
+      // Together, not in turn: the source waits for the dataset it is handing over, and that hand-over
+      // may be a build in the worker, which closing the builder ends (the offer then sees `closed`).
+      await Promise.all([source.close(), builder.close()]);
     },
   };
 }
