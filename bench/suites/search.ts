@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRandom } from '@reviews/dataset-generator';
 import { buildReviewsDocument, createSearchEngine, deriveInsights, SearchParams, type DatasetInput, type SearchEngine } from '@reviews/domain';
 import { fmt, ratio, type Section } from '../lib/report.ts';
 import { dataset, startService, workDir } from '../lib/context.ts';
@@ -14,24 +15,13 @@ const WARMUP_QUERIES = 200;
 /** More distinct HTTP queries than the read API memoizes per snapshot (1,000), so most miss. */
 const DISTINCT_HTTP_QUERIES = 5_000;
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run measures the same queries. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Raw = Record<string, string | number>;
 
 /** Distinct raw parameter sets: filters only, or a substring of a real review text with an optional filter. */
 function queries(input: DatasetInput, count: number, withText: boolean, seed: number): Raw[] {
-  const next = random(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const random = createRandom(seed);
+  const next = () => random.next();
+  const pick = <T>(items: readonly T[]): T => random.pick(items);
   const dates = input.reviews.map((r) => r.date).sort();
   const texts = input.reviews.map((r) => r.text).filter((t): t is string => typeof t === 'string' && t.length >= 12);
   const technicians = input.business.technicians.flatMap((t) => [t.name, ...t.aliases]);
