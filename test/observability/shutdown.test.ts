@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetSource, NatsDatasetStore } from '@reviews/dataset-store';
-import { buildSnapshotFromInput } from '@reviews/domain';
 import { composeRoutes, createMetrics, loadConfig, sendNotFound, startHttpService, type HttpService } from '@reviews/runtime';
-import { createNatsWebSubHub, DELIVERY_CONSUMER, DELIVERY_STREAM, HUB_ROUTE, HUB_SERVICE } from '@reviews/websub-hub';
-import { buildDataset } from '../../libs/domain/test/fixtures.js';
-import { BASE_URL, createTestPki, silentLogger, Subscriber, TOPIC_URLS, waitFor, type TestPki } from '../../services/websub-hub/test/support.js';
+import { createNatsWebSubHub, HUB_ROUTE, HUB_SERVICE } from '@reviews/websub-hub';
+import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLogger, Subscriber, TOPIC_URLS, waitFor, type TestPki } from '../../services/websub-hub/test/support.js';
 import { startNatsServer, type NatsServerHandle } from '../support/nats-server.js';
 
 /**
@@ -72,18 +69,10 @@ async function sigterm(replica: HttpService): Promise<number> {
   return Date.now() - started;
 }
 
-async function publish(seed: number): Promise<Buffer> {
-  const input = buildDataset({ reviews: 8, seed });
-  await datasets.publish(input);
-  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
-}
+const publish = (seed: number) => publishReviews(datasets, seed);
+const queueDrained = () => deliveryQueueDrained(publisher);
+const received = (name: string, body: Buffer) => subscriber.countReceived(name, body);
 
-async function queueDrained(): Promise<boolean> {
-  const info = await (await jetstreamManager(publisher)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
-  return info.num_pending + info.num_ack_pending === 0;
-}
-
-const received = (name: string, body: Buffer) => subscriber.notifications(name).filter((n) => n.body.equals(body)).length;
 
 beforeAll(async () => {
   nats = await startNatsServer();

@@ -1,13 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
-import { buildSnapshotFromInput } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
-import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
-import { DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
-import { BASE_URL, createTestPki, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
+import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
 
 /** Short enough that a dead replica's jobs move on quickly, longer than one (slow) test delivery. */
 const ACK_WAIT_MS = 1_500;
@@ -59,19 +55,11 @@ async function startReplica(name: string): Promise<Replica> {
   return replica;
 }
 
-async function publish(seed: number): Promise<Buffer> {
-  const input = buildDataset({ reviews: 8, seed });
-  await datasets.publish(input);
-  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
-}
-
-async function queueDrained(): Promise<boolean> {
-  const info = await (await jetstreamManager(publisher)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
-  return info.num_pending + info.num_ack_pending === 0;
-}
+const publish = (seed: number) => publishReviews(datasets, seed);
+const queueDrained = () => deliveryQueueDrained(publisher);
+const received = (name: string, body: Buffer) => subscriber.countReceived(name, body);
 
 const NAMES = Array.from({ length: 8 }, (_, i) => `replicated-${i}`);
-const received = (name: string, body: Buffer) => subscriber.notifications(name).filter((n) => n.body.equals(body)).length;
 
 beforeAll(async () => {
   nats = await startNatsServer();

@@ -14,6 +14,9 @@ import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { createWebSubHub, type HubLimits, type WebSubHub } from '../src/hub.js';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsDatasetStore } from '@reviews/dataset-store';
+import { DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
 import { createNatsWebSubHub } from '../src/compose.js';
 import { createMemoryJobQueue } from '../src/queue/memory-queue.js';
 import { openFileSubscriptionStore } from '../src/store/file-store.js';
@@ -108,6 +111,11 @@ export class Subscriber {
 
   notifications(name: string): Received[] {
     return this.requests(name).filter((r) => r.method === 'POST');
+  }
+
+  /** How many notifications to `name` carried exactly `body`. */
+  countReceived(name: string, body: Buffer): number {
+    return this.notifications(name).filter((n) => n.body.equals(body)).length;
   }
 
   verifications(name: string): Received[] {
@@ -280,4 +288,17 @@ export async function metricValue(metrics: Metrics, name: string, labels: Record
 export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Publish a fresh 8-review dataset over NATS; returns the reviews-topic bytes every subscriber must receive. */
+export async function publishReviews(datasets: NatsDatasetStore, seed: number): Promise<Buffer> {
+  const input = buildDataset({ reviews: 8, seed });
+  await datasets.publish(input);
+  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
+}
+
+/** True once the hub replicas' shared delivery consumer holds nothing pending or unacknowledged. */
+export async function deliveryQueueDrained(nc: NatsConnection): Promise<boolean> {
+  const info = await (await jetstreamManager(nc)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
+  return info.num_pending + info.num_ack_pending === 0;
 }
