@@ -1,8 +1,8 @@
 import { jetstream, JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { canonicalDatasetBytes, datasetVersion, type DatasetInput } from '@reviews/domain';
+import { canonicalBytesVersion, canonicalDatasetBytes, type DatasetInput } from '@reviews/domain';
 import {
   DATASET_OBJECT_BUCKET,
   datasetObjectName,
@@ -46,6 +46,10 @@ export interface DatasetBuckets {
 }
 
 export async function openDatasetBuckets(nc: NatsConnection, replicas: number): Promise<DatasetBuckets> {
+  // The object store checks every chunk it writes and reads against a SHA-256 digest, by default in
+  // pure JavaScript: ~40-60 ms of CPU per 2 MB dataset (one put and one read-back per publish, one
+  // read per replica) instead of ~1-2 ms with node:crypto. Process-wide and idempotent.
+  setSha256Backend('native');
   const js = jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS });
   const [objects, pointers] = await Promise.all([
     new Objm(js).create(DATASET_OBJECT_BUCKET, objectStoreSettings(replicas)),
@@ -71,7 +75,7 @@ export class NatsDatasetStore {
     if (bytes.length > MAX_DATASET_BYTES) {
       throw new DatasetStoreError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
     }
-    const version = datasetVersion(input);
+    const version = canonicalBytesVersion(bytes);
     const sha256 = sha256Hex(bytes);
     const object = datasetObjectName(version);
 

@@ -47,7 +47,12 @@ export function canonicalDatasetBytes(input: DatasetInput): Buffer {
 }
 
 export function datasetVersion(input: DatasetInput): string {
-  return contentHash(canonicalDatasetBytes(input)).slice(0, 32);
+  return canonicalBytesVersion(canonicalDatasetBytes(input));
+}
+
+/** The version of the input whose canonical bytes these are: a publisher holding them need not serialise the input again. */
+export function canonicalBytesVersion(canonicalBytes: Buffer): string {
+  return contentHash(canonicalBytes).slice(0, 32);
 }
 
 /**
