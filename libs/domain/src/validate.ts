@@ -12,7 +12,7 @@ export type ValidationResult = { ok: true; input: DatasetInput } | { ok: false; 
 export function validateDataset(raw: unknown): ValidationResult {
   const parsed = DatasetInput.safeParse(raw);
   if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
-  const issues = [...textIssues(parsed.data, []), ...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
+  const issues = [...textIssues(parsed.data), ...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
   return issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
 }
 
@@ -23,17 +23,30 @@ const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
  * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
  * surrogate serialises as a `\udXXX` escape that strict JSON parsers and UTF-8 encoders reject
  * (RFC 8259 §8.2), so it would make every representation of the dataset unreadable to some clients.
+ * Every replica walks every string of every version, so the walk allocates nothing per value: `path`
+ * is its own stack, copied only into an issue.
  */
-function textIssues(value: unknown, path: Issue['path']): Issue[] {
+function textIssues(value: unknown, path: (string | number)[] = [], issues: Issue[] = []): Issue[] {
   if (typeof value === 'string') {
     const unit = UNPAIRED_SURROGATE.exec(value);
-    if (!unit) return [];
-    const hex = unit[0].charCodeAt(0).toString(16).toUpperCase();
-    return [customIssue(path, `contains an unpaired UTF-16 surrogate (U+${hex} at index ${unit.index}); text must be valid Unicode`)];
+    if (unit) {
+      const hex = unit[0].charCodeAt(0).toString(16).toUpperCase();
+      issues.push(customIssue([...path], `contains an unpaired UTF-16 surrogate (U+${hex} at index ${unit.index}); text must be valid Unicode`));
+    }
+  } else if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      path.push(index);
+      textIssues(value[index], path, issues);
+      path.pop();
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      path.push(key);
+      textIssues((value as Record<string, unknown>)[key], path, issues);
+      path.pop();
+    }
   }
-  if (Array.isArray(value)) return value.flatMap((item: unknown, index) => textIssues(item, [...path, index]));
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => textIssues(item, [...path, key]));
+  return issues;
 }
 
 /** Reports every occurrence of a key already seen, at the path `pathOf(index)`. */
