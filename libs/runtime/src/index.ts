@@ -13,3 +13,4 @@ export * from './service.js';
 export * from './http/compose.js';
 export * from './tracing.js';
 export * from './lru.js';
+export { inRequestSpan } from './http/trace-requests.js';

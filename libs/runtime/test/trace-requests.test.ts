@@ -5,7 +5,7 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createHttpServer, createLogger, createMetrics, observeRequest } from '@reviews/runtime';
+import { createHttpServer, createLogger, createMetrics, inRequestSpan, observeRequest, withSyncSpan } from '@reviews/runtime';
 import { traceRequests } from '../src/http/trace-requests.js';
 
 const exporter = new InMemorySpanExporter();
@@ -24,6 +24,7 @@ beforeAll(async () => {
   server = createHttpServer(
     traceRequests((req, res) => {
       observeRequest(metrics, 'test', req, res, '/items/:id', logger);
+      if (req.url === '/items/with-child') inRequestSpan(res, () => withSyncSpan('item lookup', {}, () => undefined));
       res.end('ok');
     }),
   );
@@ -56,5 +57,18 @@ describe('traceRequests', () => {
     const log = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
     expect(log).toMatchObject({ method: 'GET', route: '/items/:id', status: 200, trace_id: traceId, span_id: span?.spanContext().spanId });
     expect(lines.join('\n')).not.toContain('/items/42');
+  });
+
+  it('parents spans started in inRequestSpan by the request span, and leaves other code outside the trace', async () => {
+    exporter.reset();
+    const response = await fetch(`${url}/items/with-child`);
+    await response.text();
+    const deadline = Date.now() + 2_000;
+    while (exporter.getFinishedSpans().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const child = exporter.getFinishedSpans().find((s) => s.name === 'item lookup');
+    const server = exporter.getFinishedSpans().find((s) => s.name === 'GET /items/:id');
+    expect(child?.spanContext().traceId).toBe(server?.spanContext().traceId);
+    expect(child?.parentSpanContext?.spanId).toBe(server?.spanContext().spanId);
+    expect(trace.getSpan(context.active())).toBeUndefined();
   });
 });

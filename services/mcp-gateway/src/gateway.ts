@@ -3,7 +3,7 @@ import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOption
 import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, MAX_BODY_BYTES, parseJsonBody, rpcError } from './http-rules.js';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
@@ -165,7 +165,6 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const fastPath = toolCallFastPath === false ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, metrics: gatewayMetrics, logger });
   return (req, res) => {
     observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE, logger);
-    if (fastPath) fastPath(req, res, sdkPath);
-    else sdkPath(req, res);
+    inRequestSpan(res, () => (fastPath ? fastPath(req, res, sdkPath) : sdkPath(req, res)));
   };
 }

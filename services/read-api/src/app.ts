@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { parseSearchQuery, parseSinceDate, topicLinkHeader, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
+  inRequestSpan,
   observeRequest,
   READ_METHODS,
   sendError,
@@ -170,7 +171,7 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
     }
     if (path === SEARCH_ROUTE) {
       try {
-        answerSearch(snapshot, req, res, cache);
+        inRequestSpan(res, () => answerSearch(snapshot, req, res, cache));
       } catch (error) {
         logger.error({ err: error, path }, 'request failed');
         if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
@@ -180,7 +181,7 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
     }
     const document = DOCUMENTS.get(path);
     if (!document) {
-      queries(req, res);
+      inRequestSpan(res, () => queries(req, res));
       return;
     }
     const representation = document.representation(snapshot);

@@ -1,6 +1,6 @@
 import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { observeRequest, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { inRequestSpan, observeRequest, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { announceSnapshot, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
@@ -135,7 +135,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   });
   const handler: RequestHandler = (req, res) => {
     observeRequest(deps.metrics, HUB_SERVICE, req, res, HUB_ROUTE, logger);
-    hubHandler(req, res);
+    inRequestSpan(res, () => hubHandler(req, res));
   };
 
   // Announcements run one at a time, newest snapshot last; a failed one is retried with the then-current snapshot.

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { context, trace, type Span } from '@opentelemetry/api';
+import { trace, type Span } from '@opentelemetry/api';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { requestSpan } from './trace-requests.js';
 
 /** Route label for paths that match no route: keeps label cardinality bounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -57,7 +58,7 @@ interface Observed extends ServerResponse {
   [SERIES]: RouteSeries | null;
   /** Set only while info is enabled: above it, nothing for the log line is built. */
   [LOGGER]: Logger | null;
-  /** The server span (tracing on), taken while the request's context is active. */
+  /** The request's SERVER span (tracing on). */
   [SPAN]: Span | undefined;
 }
 
@@ -101,7 +102,7 @@ export function observeRequest(metrics: Metrics, service: string, req: IncomingM
   observed[STARTED] = performance.now();
   observed[SERIES] = seriesOf(metrics.httpDuration, service, req.method ?? 'UNKNOWN', route);
   observed[LOGGER] = logger.isLevelEnabled('info') ? requestLogger(logger) : null;
-  const span = trace.getSpan(context.active());
+  const span = requestSpan(res);
   observed[SPAN] = span;
   // The request's SERVER span (traceRequests) is named after the route template, never the raw path.
   if (span?.isRecording()) {
