@@ -11,18 +11,12 @@ interface Traced extends ServerResponse {
   [PARENT]?: Context;
 }
 
-/** Shared `close` listener (no closure per request): a response closes exactly once, finished or aborted. */
-function endSpan(this: Traced): void {
-  const span = this[SPAN]!;
-  span.setAttribute('http.response.status_code', this.statusCode);
-  span.end();
-}
-
 /**
  * One SERVER span per request, parented by the caller's W3C `traceparent`. Deliberately lean: the
  * fast path answers in tens of microseconds, and the generic HTTP instrumentation cost more than the
- * request itself (bench suite `overhead`). observeRequest names the span after the route template
- * (`GET /api/reviews/since/:date`); raw URLs never go in a span.
+ * request itself (bench suite `overhead`). observeRequest, which every service calls first for every
+ * request, names the span after the route template (`GET /api/reviews/since/:date`; raw URLs never go
+ * in a span) and ends it with the response, on the listener it records the metrics from.
  *
  * The span is not made the active context here: that costs a context and an async-context frame per
  * request, and a precomputed document starts no child span. Handlers that do (searches, express
@@ -32,17 +26,12 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
   const tracer = trace.getTracer(TRACER_NAME);
   return (req: IncomingMessage, res: ServerResponse) => {
     const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, req.headers);
-    const method = req.method ?? 'UNKNOWN';
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
+    // A span the sampler dropped records nothing, but it is kept: child spans inherit the "not
+    // sampled" decision instead of starting traces of their own.
+    const span = tracer.startSpan(req.method ?? 'UNKNOWN', { kind: SpanKind.SERVER }, parent);
     const traced = res as Traced;
     traced[SPAN] = span;
     traced[PARENT] = parent;
-    // A span the sampler dropped records nothing: skip its attributes and end listener. It is still
-    // kept, so child spans inherit the "not sampled" decision instead of starting traces of their own.
-    if (span.isRecording()) {
-      span.setAttribute('http.request.method', method);
-      res.on('close', endSpan);
-    }
     handler(req, res);
   };
 }
