@@ -29,7 +29,7 @@ const INFO_DESCRIPTION = [
   '',
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
-  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body; `If-Modified-Since` is honoured only when no `If-None-Match` is sent; an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
+  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent; an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
@@ -92,7 +92,7 @@ function components(urls: PublicUrls): Json {
     responses: {
       NotModified: {
         description: 'Not Modified: the validator matches; empty body.',
-        headers: { ETag: ref.header('ETag'), 'Last-Modified': ref.header('Last-Modified'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
+        headers: { ETag: ref.header('ETag'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
       },
       BadRequest: {
         description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`.',

@@ -27,19 +27,11 @@ interface Prepared {
 }
 
 function prepareVariant(representation: Representation, variant: Variant, link: string | undefined): PreparedVariant {
-  const common: OutgoingHttpHeader[] = [
-    ...CORS_HEADERS,
-    'ETag',
-    variant.etag,
-    'Last-Modified',
-    representation.lastModified,
-    'Cache-Control',
-    CACHE_CONTROL,
-    'Vary',
-    'Accept-Encoding',
-  ];
+  const common: OutgoingHttpHeader[] = [...CORS_HEADERS, 'ETag', variant.etag, 'Cache-Control', CACHE_CONTROL, 'Vary', 'Accept-Encoding'];
   if (link !== undefined) common.push('Link', link);
-  const ok = [...common, 'Content-Type', representation.contentType];
+  // A 304 carries no Last-Modified: RFC 9110 §15.4.5 asks for no representation metadata beyond
+  // ETag, Vary and the cache fields when an ETag is there to guide the cache update.
+  const ok = [...common, 'Last-Modified', representation.lastModified, 'Content-Type', representation.contentType];
   if (variant.coding !== 'identity') ok.push('Content-Encoding', variant.coding);
   ok.push('Content-Length', variant.body.length);
   return { variant, ok, notModified: common };
