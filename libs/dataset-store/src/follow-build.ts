@@ -5,6 +5,7 @@ export type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_er
 export type ContentOutcome = { ok: true; content: SnapshotContent } | { ok: false; rejection: Rejection };
 
 export interface BuildRequest {
+  /** The dataset's bytes; a build worker takes them (see follow-offthread.ts). */
   readonly bytes: Uint8Array;
   readonly baseUrl: string;
   readonly publishedAt: Date;

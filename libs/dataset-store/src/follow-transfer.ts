@@ -1,32 +1,42 @@
+import { deserialize, serialize } from 'node:v8';
 import type { PerReviewAnalysis, Review, SnapshotContent } from '@reviews/domain';
 import { detachBodies, reviveBodies, type ContentOutcome } from './follow-build.js';
 
 /**
- * How a built snapshot crosses from the build worker to the serving thread. Deserializing a
- * structured clone is one uninterruptible task on the receiving thread (~50-120 ms for 10,000
- * reviews), so the bulk — the reviews and their per-review analyses — goes in slices, each
- * acknowledged before the next is sent: requests run between slices. The rest (documents without
- * those, bodies and index tables, transferred) follows in one last message.
+ * How a built snapshot crosses from the build worker to the serving thread: one message, every byte
+ * of it transferred. Deserializing is one uninterruptible task on the receiving thread (~50-120 ms
+ * for 10,000 reviews at once), so the bulk — the reviews and their per-review analyses — is
+ * serialized on the worker in slices that the serving thread deserializes one per task, requests
+ * running in between. Everything is in that one message, so the worker can end before the serving
+ * thread builds its copy (see follow-offthread.ts).
  */
 export const REVIEWS_PER_SLICE = 500;
 
-export type BuildMessage =
-  | { readonly kind: 'reviews'; readonly reviews: Review[] }
-  | { readonly kind: 'analyses'; readonly entries: [string, PerReviewAnalysis][] }
-  | { readonly kind: 'done'; readonly outcome: ContentOutcome; readonly newestFirst: Int32Array | null };
+export interface BuildMessage {
+  /** On success, the content without its reviews and per-review analyses: those are in the slices. */
+  readonly outcome: ContentOutcome;
+  /** `v8.serialize` of `Review[]`, in input order. */
+  readonly reviewSlices: readonly Uint8Array[];
+  /** `v8.serialize` of `[review id, analysis][]`. */
+  readonly analysisSlices: readonly Uint8Array[];
+  /** The newest-first order as indexes into the input's reviews, so both documents share the same review objects. */
+  readonly newestFirst: Int32Array | null;
+}
 
-/** The messages of one outcome, in sending order, and what the last one transfers. */
-export function* buildMessages(outcome: ContentOutcome): Generator<{ message: BuildMessage; transfer: ArrayBuffer[] }> {
-  if (!outcome.ok) {
-    yield { message: { kind: 'done', outcome, newestFirst: null }, transfer: [] };
-    return;
-  }
+function serializedSlices<T>(items: readonly T[]): Uint8Array[] {
+  const slices: Uint8Array[] = [];
+  for (let i = 0; i < items.length; i += REVIEWS_PER_SLICE) slices.push(serialize(items.slice(i, i + REVIEWS_PER_SLICE)));
+  return slices;
+}
+
+/** The worker's message for one outcome and the buffers it transfers. */
+export function packOutcome(outcome: ContentOutcome): { message: BuildMessage; transfer: ArrayBuffer[] } {
+  if (!outcome.ok) return { message: { outcome, reviewSlices: [], analysisSlices: [], newestFirst: null }, transfer: [] };
   const { content } = outcome;
   const { input, reviewsDocument, insightsDocument } = content;
-  for (let i = 0; i < input.reviews.length; i += REVIEWS_PER_SLICE) yield { message: { kind: 'reviews', reviews: input.reviews.slice(i, i + REVIEWS_PER_SLICE) }, transfer: [] };
+  const reviewSlices = serializedSlices(input.reviews);
   // One object serves as input.analysis.per_review and insightsDocument.per_review.
-  const analyses = Object.entries(input.analysis.per_review);
-  for (let i = 0; i < analyses.length; i += REVIEWS_PER_SLICE) yield { message: { kind: 'analyses', entries: analyses.slice(i, i + REVIEWS_PER_SLICE) }, transfer: [] };
+  const analysisSlices = serializedSlices(Object.entries(input.analysis.per_review));
   const inputIndex = new Map(input.reviews.map((review, index) => [review, index]));
   const newestFirst = Int32Array.from(reviewsDocument.reviews, (review) => inputIndex.get(review) as number);
   const rest: SnapshotContent = {
@@ -35,37 +45,33 @@ export function* buildMessages(outcome: ContentOutcome): Generator<{ message: Bu
     reviewsDocument: { ...reviewsDocument, reviews: [] },
     insightsDocument: { ...insightsDocument, per_review: {} },
   };
-  yield { message: { kind: 'done', outcome: { ok: true, content: rest }, newestFirst }, transfer: [...detachBodies(rest), newestFirst.buffer as ArrayBuffer] };
+  // Each v8.serialize result owns its ArrayBuffer.
+  const slices = [...reviewSlices, ...analysisSlices].map((slice) => slice.buffer as ArrayBuffer);
+  return { message: { outcome: { ok: true, content: rest }, reviewSlices, analysisSlices, newestFirst }, transfer: [...detachBodies(rest), ...slices, newestFirst.buffer as ArrayBuffer] };
 }
 
-/** Collects the messages of one build on the serving thread; `done` returns the whole outcome. */
-export class ContentReceiver {
-  readonly #reviews: Review[] = [];
-  readonly #analyses: Record<string, PerReviewAnalysis> = {};
-
-  /** The outcome once the last message arrived, otherwise undefined (acknowledge and wait). */
-  receive(message: BuildMessage): ContentOutcome | undefined {
-    if (message.kind === 'reviews') {
-      for (const review of message.reviews) this.#reviews.push(review);
-      return undefined;
-    }
-    if (message.kind === 'analyses') {
-      for (const [id, analysis] of message.entries) this.#analyses[id] = analysis;
-      return undefined;
-    }
-    const { outcome, newestFirst } = message;
-    if (!outcome.ok || newestFirst === null) return outcome;
-    const content = reviveBodies(outcome.content);
-    const reviews = this.#reviews;
-    const perReview = this.#analyses;
-    return {
-      ok: true,
-      content: {
-        ...content,
-        input: { ...content.input, reviews, analysis: { ...content.input.analysis, per_review: perReview } },
-        reviewsDocument: { ...content.reviewsDocument, reviews: Array.from(newestFirst, (index) => reviews[index] as Review) },
-        insightsDocument: { ...content.insightsDocument, per_review: perReview },
-      },
-    };
+/** The whole outcome on the serving thread, deserializing one slice per task (`betweenSlices` lets requests run). */
+export async function unpackOutcome(message: BuildMessage, betweenSlices: () => Promise<unknown>): Promise<ContentOutcome> {
+  const { outcome, reviewSlices, analysisSlices, newestFirst } = message;
+  if (!outcome.ok || newestFirst === null) return outcome;
+  const reviews: Review[] = [];
+  const perReview: Record<string, PerReviewAnalysis> = {};
+  for (const slice of reviewSlices) {
+    await betweenSlices();
+    for (const review of deserialize(slice) as Review[]) reviews.push(review);
   }
+  for (const slice of analysisSlices) {
+    await betweenSlices();
+    for (const [id, analysis] of deserialize(slice) as [string, PerReviewAnalysis][]) perReview[id] = analysis;
+  }
+  const content = reviveBodies(outcome.content);
+  return {
+    ok: true,
+    content: {
+      ...content,
+      input: { ...content.input, reviews, analysis: { ...content.input.analysis, per_review: perReview } },
+      reviewsDocument: { ...content.reviewsDocument, reviews: Array.from(newestFirst, (index) => reviews[index] as Review) },
+      insightsDocument: { ...content.insightsDocument, per_review: perReview },
+    },
+  };
 }

@@ -1,14 +1,14 @@
 /**
  * Worker thread entry: builds snapshot content off the serving thread, one request after another,
- * and sends each back in acknowledged slices (follow-transfer.ts), bodies and index tables
- * transferred. The worker lives across builds (follow-offthread.ts), so its loaded modules, its
- * JIT-compiled code and the compressed bodies of the previous build are reused.
+ * and sends each back in one message (follow-transfer.ts), every byte of it transferred. The worker
+ * lives across builds (follow-offthread.ts), so its loaded modules, its JIT-compiled code and the
+ * compressed bodies of the previous build are reused.
  */
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
 import { buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
 import { CompressionMemo } from './follow-compression.js';
-import { buildMessages } from './follow-transfer.js';
+import { packOutcome } from './follow-transfer.js';
 
 const port = parentPort;
 if (!port) throw new Error('follow-worker runs as a worker thread');
@@ -23,8 +23,6 @@ for (;;) {
   }
   // A refused dataset compressed nothing: the previous build's bodies stay the ones to reuse.
   if (outcome.ok) memo.endBuild();
-  for (const { message, transfer } of buildMessages(outcome)) {
-    port.postMessage(message, transfer);
-    if (message.kind !== 'done') await once(port, 'message');
-  }
+  const { message, transfer } = packOutcome(outcome);
+  port.postMessage(message, transfer);
 }

@@ -3,6 +3,7 @@ export interface PublishedDataset {
   /** Content hash of the canonical input bytes (see datasetVersion in libs/domain). */
   readonly version: string;
   readonly publishedAt: Date;
+  /** Handed over with the dataset: the consumer may move them to its build worker (they are then empty). */
   readonly bytes: Uint8Array;
   /** W3C traceparent of the publish, so a publish -> rebuild -> notification is one trace. */
   readonly traceparent: string | null;
