@@ -9,6 +9,11 @@ export interface BuildRequest {
   readonly bytes: Uint8Array;
   readonly baseUrl: string;
   readonly publishedAt: Date;
+  /**
+   * Send the content with only the gzip variant of each body not compressed before, and the brotli
+   * variants after it (a swap: requests are served from the current snapshot until the content arrives).
+   */
+  readonly deferBrotli: boolean;
 }
 
 function summarize(issues: readonly Issue[]): string {
@@ -73,7 +78,7 @@ export function detachBodies(content: SnapshotContent): ArrayBuffer[] {
   return buffers;
 }
 
-function asBuffer(bytes: Uint8Array): Buffer {
+export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 

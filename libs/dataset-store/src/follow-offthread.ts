@@ -2,12 +2,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
-import { unpackOutcome, type BuildMessage } from './follow-transfer.js';
+import { asBuffer, buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
+import { unpackOutcome, type BuildMessage, type LateBrotliMessage } from './follow-transfer.js';
+
+/** Brotli bodies by content hash (see `withLateBrotli`), or null when the worker ended before sending them. */
+export type LateBrotli = Promise<ReadonlyMap<string, Buffer> | null>;
+
+/** A build's outcome; when it deferred brotli, the brotli variants its content was sent without follow. */
+export type BuiltContent = ContentOutcome & { readonly lateBrotli?: LateBrotli };
 
 /** Builds snapshot content (parse, validate, derive, render, compress) away from the serving thread. */
 export interface ContentBuilder {
-  build(request: BuildRequest): Promise<ContentOutcome>;
+  build(request: BuildRequest): Promise<BuiltContent>;
   close(): Promise<void>;
 }
 
@@ -76,28 +82,70 @@ export function createContentBuilder(): ContentBuilder {
     if (worker === retired) worker = null;
     await retired.terminate();
   };
+  /**
+   * The worker's next `count` messages, in order, each the error it died of if it dies first. One
+   * listener takes them all: a second message posted right after the first may be dispatched before
+   * a listener added once the first arrived.
+   */
+  const nextMessages = (from: Worker, count: number): Promise<unknown>[] => {
+    const settlers: ((message: unknown) => void)[] = [];
+    const messages = Array.from({ length: count }, () => new Promise<unknown>((resolve) => settlers.push(resolve)));
+    let received = 0;
+    const onMessage = (message: unknown) => {
+      settlers[received++]?.(message);
+      if (received === count) from.off('message', onMessage);
+    };
+    from.on('message', onMessage);
+    running = {
+      worker: from,
+      fail: (error) => {
+        from.off('message', onMessage);
+        for (const settle of settlers.slice(received)) settle(error);
+      },
+    };
+    return messages;
+  };
+  const release = (from: Worker) => {
+    running = null;
+    from.unref();
+  };
+  /** Settles once the worker sent everything of the previous build: the next build waits for it. */
+  let previousSent: Promise<unknown> = Promise.resolve();
   worker = start();
 
   return {
     async build(request) {
+      await previousSent;
       if (closed) return buildError(new Error('the content builder is closed'));
       const current = worker ?? (worker = start());
       current.ref();
       const large = request.bytes.byteLength > RETIRE_AFTER_BYTES;
-      const answer = await new Promise<BuildMessage | Error>((resolve) => {
-        running = { worker: current, fail: resolve };
-        // A worker that dies instead of answering is never used again, nor is this listener.
-        current.once('message', resolve);
-        current.postMessage(request, movableBuffers(request.bytes));
-      });
-      running = null;
-      current.unref();
-      if (answer instanceof Error) return buildError(answer);
+      // A large build's worker ends right after its one message (below), so such a build does not defer.
+      const deferBrotli = request.deferBrotli && !large;
+      // A deferring build's worker sends a second message, the brotli bodies, whatever the outcome.
+      const [answered, lateAnswer] = nextMessages(current, deferBrotli ? 2 : 1) as [Promise<BuildMessage | Error>, Promise<LateBrotliMessage | Error>?];
+      current.postMessage({ ...request, deferBrotli }, movableBuffers(request.bytes));
+      const answer = await answered;
+      if (answer instanceof Error) {
+        release(current);
+        return buildError(answer);
+      }
+      let lateBrotli: LateBrotli | undefined;
+      if (lateAnswer) {
+        lateBrotli = lateAnswer.then((late) => {
+          release(current);
+          return late instanceof Error ? null : new Map([...late.brotli].map(([hash, body]) => [hash, asBuffer(body)]));
+        });
+        previousSent = lateBrotli;
+      } else {
+        release(current);
+      }
       // Ended before the serving thread deserializes its copy of the reviews: V8 keeps an ended
       // isolate's heap pages (~280 MiB after a 100,000-review build) for ~8 s and hands them to the
       // first isolate that needs pages, so that copy reuses them instead of adding to the RSS.
       if (large) await retire(current);
-      return unpackOutcome(answer, yieldToRequests);
+      const outcome = await unpackOutcome(answer, yieldToRequests);
+      return lateBrotli && outcome.ok ? { ...outcome, lateBrotli } : outcome;
     },
     async close() {
       closed = true;

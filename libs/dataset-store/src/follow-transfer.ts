@@ -23,6 +23,14 @@ export interface BuildMessage {
   readonly newestFirst: Int32Array | null;
 }
 
+/**
+ * After the content of a build that deferred brotli (always: empty when nothing was deferred or the
+ * dataset was refused): the brotli bodies by content hash, their buffers transferred.
+ */
+export interface LateBrotliMessage {
+  readonly brotli: Map<string, Uint8Array>;
+}
+
 function serializedSlices<T>(items: readonly T[]): Uint8Array[] {
   const slices: Uint8Array[] = [];
   for (let i = 0; i < items.length; i += REVIEWS_PER_SLICE) slices.push(serialize(items.slice(i, i + REVIEWS_PER_SLICE)));

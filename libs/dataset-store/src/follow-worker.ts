@@ -2,13 +2,14 @@
  * Worker thread entry: builds snapshot content off the serving thread, one request after another,
  * and sends each back in one message (follow-transfer.ts), every byte of it transferred. The worker
  * lives across builds (follow-offthread.ts), so its loaded modules, its JIT-compiled code and the
- * compressed bodies of the previous build are reused.
+ * compressed bodies of the previous build are reused. A swap's build sends the brotli variants of
+ * its new bodies in a second message (ADR 0007).
  */
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
 import { buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
 import { CompressionMemo } from './follow-compression.js';
-import { packOutcome } from './follow-transfer.js';
+import { packOutcome, type LateBrotliMessage } from './follow-transfer.js';
 
 const port = parentPort;
 if (!port) throw new Error('follow-worker runs as a worker thread');
@@ -17,12 +18,17 @@ for (;;) {
   const [request] = (await once(port, 'message')) as [BuildRequest];
   let outcome: ContentOutcome;
   try {
-    outcome = buildContent(request, memo.compress);
+    outcome = buildContent(request, memo.compressor(request.deferBrotli));
   } catch (error) {
     outcome = buildError(error);
   }
-  // A refused dataset compressed nothing: the previous build's bodies stay the ones to reuse.
-  if (outcome.ok) memo.endBuild();
   const { message, transfer } = packOutcome(outcome);
   port.postMessage(message, transfer);
+  if (request.deferBrotli) {
+    // The serving thread swaps the content in meanwhile.
+    const late: LateBrotliMessage = { brotli: outcome.ok ? memo.compressDeferred() : new Map() };
+    port.postMessage(late, [...late.brotli.values()].map((body) => body.buffer as ArrayBuffer));
+  }
+  // A refused dataset compressed nothing: the previous build's bodies stay the ones to reuse.
+  if (outcome.ok) memo.endBuild();
 }

@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset } from './source.js';
 import { buildError, type Rejection } from './follow-build.js';
-import { createContentBuilder } from './follow-offthread.js';
+import { createContentBuilder, type LateBrotli } from './follow-offthread.js';
 
 export interface FollowOptions {
   /** Public base URL the snapshot's absolute URLs are built from. */
@@ -85,19 +85,34 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
   const listeners = new Set<(next: Snapshot, previous: Snapshot | null) => void>();
 
   const builder = createContentBuilder();
-  /** The heavy part runs on the build worker; only the search indexes are built on this thread. */
-  const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot } | { ok: false; rejection: Rejection }> => {
-    const outcome = await builder.build({ bytes: dataset.bytes, baseUrl: options.baseUrl, publishedAt: dataset.publishedAt });
+  /**
+   * The heavy part runs on the build worker; only the search indexes are built on this thread. While
+   * a snapshot is served, the new one is swapped in before its new bodies' brotli variants are made
+   * (`lateBrotli`; ADR 0007): a client accepting br gets gzip meanwhile.
+   */
+  const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
+    const outcome = await builder.build({ bytes: dataset.bytes, baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, deferBrotli: current !== null });
     if (!outcome.ok) return outcome;
     // Receiving the content (deserializing it) was one task; let requests that arrived meanwhile run
     // before the next: the first immediate runs before the next poll for I/O, the second after it.
     await yieldToRequests();
     await yieldToRequests();
     try {
-      return { ok: true, snapshot: assembleSnapshot(outcome.content) };
+      return { ok: true, snapshot: assembleSnapshot(outcome.content), lateBrotli: outcome.lateBrotli ?? null };
     } catch (error) {
       return buildError(error);
     }
+  };
+
+  /** The same version again, with its brotli variants, unless another version was swapped in since. */
+  const addLateBrotli = async (snapshot: Snapshot, lateBrotli: LateBrotli) => {
+    const bodies = await lateBrotli;
+    if (closed || current !== snapshot) return;
+    if (bodies === null) {
+      logger.warn({ datasetVersion: snapshot.version }, 'the build worker ended before the brotli variants; serving identity and gzip until the next version');
+      return;
+    }
+    current = withLateBrotli(snapshot, bodies);
   };
 
   const offer = async (dataset: PublishedDataset) => {
@@ -126,6 +141,7 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     metrics.publishedTimestamp.set({ service }, next.publishedAt.getTime() / 1000);
     metrics.propagation.observe({ service }, Math.max(0, (Date.now() - next.publishedAt.getTime()) / 1000));
     logger.info({ datasetVersion: next.version, publishedAt: next.publishedAt.toISOString(), buildMs: Math.round(performance.now() - started), previous: previous?.version ?? null }, 'dataset snapshot swapped in');
+    if (result.lateBrotli) void addLateBrotli(next, result.lateBrotli);
     for (const listener of listeners) {
       try {
         listener(next, previous);

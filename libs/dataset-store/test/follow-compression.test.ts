@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, it, expect } from '@jest/globals';
-import { compressBody, contentHash } from '@reviews/domain';
+import { assembleSnapshot, compressBody, contentHash, withLateBrotli } from '@reviews/domain';
 import type { ContentOutcome } from '../src/follow-build.js';
 import { CompressionMemo } from '../src/follow-compression.js';
 import { createContentBuilder } from '../src/follow-offthread.js';
@@ -12,23 +12,43 @@ describe('CompressionMemo', () => {
     const memo = new CompressionMemo();
     const unchanged = body('{"openapi":"3.1.0"}');
     const expected = compressBody(unchanged);
-    const first = memo.compress(unchanged, contentHash(unchanged));
-    expect(first.gzip.equals(expected.gzip) && first.br.equals(expected.br)).toBe(true);
+    const first = memo.compressor(false)(unchanged, contentHash(unchanged));
+    expect(first.gzip.equals(expected.gzip) && first.br!.equals(expected.br!)).toBe(true);
     // Each build gets its own copies (the worker transfers what it hands out): spoiling them spoils nothing kept.
     first.gzip.fill(0);
-    first.br.fill(0);
+    first.br!.fill(0);
     memo.endBuild();
-    const second = memo.compress(unchanged, contentHash(unchanged));
-    expect(second.gzip.equals(expected.gzip) && second.br.equals(expected.br)).toBe(true);
+    const second = memo.compressor(false)(unchanged, contentHash(unchanged));
+    expect(second.gzip.equals(expected.gzip) && second.br!.equals(expected.br!)).toBe(true);
   });
 
   it('compresses a changed body afresh', () => {
     const memo = new CompressionMemo();
     const before = body('reply one ');
-    memo.compress(before, contentHash(before));
+    memo.compressor(false)(before, contentHash(before));
     memo.endBuild();
     const after = body('reply two ');
-    expect(memo.compress(after, contentHash(after)).br.equals(compressBody(after).br)).toBe(true);
+    expect(memo.compressor(false)(after, contentHash(after)).br!.equals(compressBody(after).br!)).toBe(true);
+  });
+
+  it('deferring, gives a new body gzip only and its brotli later, and a kept body both at once', () => {
+    const memo = new CompressionMemo();
+    const kept = body('{"openapi":"3.1.0"}');
+    memo.compressor(false)(kept, contentHash(kept));
+    memo.endBuild();
+    const changed = body('reply two ');
+    const compress = memo.compressor(true);
+    const now = compress(changed, contentHash(changed));
+    expect(now.br).toBeNull();
+    expect(now.gzip.equals(compressBody(changed).gzip)).toBe(true);
+    expect(compress(kept, contentHash(kept)).br!.equals(compressBody(kept).br!)).toBe(true);
+    const late = memo.compressDeferred();
+    expect([...late.keys()]).toEqual([contentHash(changed)]);
+    expect(Buffer.from(late.get(contentHash(changed))!).equals(compressBody(changed).br!)).toBe(true);
+    // Made once: the next build finds it.
+    memo.endBuild();
+    expect(memo.compressor(true)(changed, contentHash(changed)).br!.equals(compressBody(changed).br!)).toBe(true);
+    expect(memo.compressDeferred().size).toBe(0);
   });
 });
 
@@ -47,14 +67,33 @@ describe('a kept build worker', () => {
     return Object.values(outcome.content.representations).flatMap((r) => [r.identity, r.gzip, r.br]).map((v) => v && `${v.etag} ${contentHash(v.body)}`);
   };
 
+  const request = (bytes: Uint8Array, deferBrotli = false) => ({ bytes, baseUrl: 'https://reviews.example', publishedAt: new Date('2026-01-01T00:00:00Z'), deferBrotli });
+
   it('builds the bytes a fresh worker builds, whatever it built before', async () => {
-    const request = (bytes: Uint8Array) => ({ bytes, baseUrl: 'https://reviews.example', publishedAt: new Date('2026-01-01T00:00:00Z') });
     const kept = createContentBuilder();
     const fresh = createContentBuilder();
     try {
       await kept.build(request(edited(' (one)')));
       const [afterAnother, alone] = [await kept.build(request(edited(' (two)'))), await fresh.build(request(edited(' (two)')))];
       expect(bodies(afterAnother)).toEqual(bodies(alone));
+    } finally {
+      await Promise.all([kept.close(), fresh.close()]);
+    }
+  });
+
+  it('deferring brotli, sends the rest of the bytes a full build makes after the content', async () => {
+    const kept = createContentBuilder();
+    const fresh = createContentBuilder();
+    try {
+      await kept.build(request(edited(' (one)')));
+      const deferred = await kept.build(request(edited(' (two)'), true));
+      const alone = await fresh.build(request(edited(' (two)')));
+      if (!deferred.ok || !deferred.lateBrotli) throw new Error('expected a deferred build');
+      const late = await deferred.lateBrotli;
+      const snapshot = withLateBrotli(assembleSnapshot(deferred.content), late!);
+      expect(bodies({ ok: true, content: { ...deferred.content, representations: snapshot.representations } })).toEqual(bodies(alone));
+      // The next build waits for the late bodies and finds them kept.
+      expect(bodies(await kept.build(request(edited(' (two)'))))).toEqual(bodies(alone));
     } finally {
       await Promise.all([kept.close(), fresh.close()]);
     }

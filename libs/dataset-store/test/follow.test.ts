@@ -92,10 +92,38 @@ describe('followSnapshots', () => {
     await writeFile(file, valid(2));
     await waitFor(() => swaps.length === 1, 5000, 'the swap');
     expect(swaps[0]![1]).toBe(first);
-    expect(follower.current()).toBe(swaps[0]![0]);
+    // The same version; a snapshot object of its own once the brotli variants joined it.
+    expect(follower.current()!.version).toBe(swaps[0]![0].version);
     expect(follower.current()!.version).not.toBe(first.version);
     const text = await metrics.registry.metrics();
     expect(text).not.toContain(`version="${first.version}"`);
+  });
+
+  it('swaps a new version in before its brotli variants, then adds exactly the variants a full build makes', async () => {
+    const { file, follower } = await follow(valid(1));
+    const swapped: Snapshot[] = [];
+    follower.onSwap((next) => swapped.push(next));
+    const input = buildDataset({ reviews: 60, seed: 5 });
+    await writeFile(file, JSON.stringify(input));
+    await waitFor(() => swapped.length === 1, 5000, 'the swap');
+    expect(Object.values(swapped[0]!.representations).some((r) => r.br === null)).toBe(true);
+    const complete = () => Object.values(follower.current()!.representations).every((r) => r.br !== null);
+    await waitFor(complete, 5000, 'the brotli variants');
+    const served = follower.current()!;
+    expect(served.version).toBe(swapped[0]!.version);
+    expect(served.search).toBe(swapped[0]!.search);
+    const local = buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: served.publishedAt });
+    for (const name of ['reviews', 'insights', 'feedJson', 'feedAtom', 'openapi'] as const) {
+      const [a, b] = [served.representations[name], local.representations[name]];
+      expect(a.br!.etag).toBe(b.br!.etag);
+      expect(a.br!.body.equals(b.br!.body)).toBe(true);
+      // Swapped in with gzip; whatever already had brotli (unchanged bodies) kept its object.
+      const atSwap = swapped[0]!.representations[name];
+      expect(atSwap.gzip!.body.equals(b.gzip!.body)).toBe(true);
+      if (atSwap.br !== null) expect(a).toBe(atSwap);
+    }
+    for (const topic of ['reviews', 'feedJson', 'feedAtom'] as const) expect(served.topic(topic)).toBe(served.representations[topic]);
+    expect(swapped).toHaveLength(1);
   });
 
   it('keeps the old snapshot when the new file is not JSON', async () => {

@@ -48,19 +48,35 @@ export function compressionSettings(size: number): { brotliQuality: number; gzip
 /** The compressed variants' bodies of one identity body. */
 export interface CompressedBodies {
   readonly gzip: Buffer;
-  readonly br: Buffer;
+  /** Null when the build leaves brotli for later (`withBrotli` adds it once made). */
+  readonly br: Buffer | null;
 }
 
 /** Compresses an identity body whose content hash is `hash` (a memo may key on it). */
 export type Compress = (identity: Buffer, hash: string) => CompressedBodies;
 
-/** gzip and brotli with the settings the body's size picks: the same bytes on every replica. */
+/** gzip with the level the body's size picks: the same bytes on every replica. */
+export function gzipBody(identity: Buffer): Buffer {
+  return gzipSync(identity, { level: compressionSettings(identity.length).gzipLevel });
+}
+
+/** brotli with the quality the body's size picks: the same bytes on every replica. */
+export function brotliBody(identity: Buffer): Buffer {
+  return brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: compressionSettings(identity.length).brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } });
+}
+
 export function compressBody(identity: Buffer): CompressedBodies {
-  const { brotliQuality, gzipLevel } = compressionSettings(identity.length);
-  return {
-    gzip: gzipSync(identity, { level: gzipLevel }),
-    br: brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
-  };
+  return { gzip: gzipBody(identity), br: brotliBody(identity) };
+}
+
+/** The content hash a representation's validators are made of (its identity ETag, unquoted). */
+export function representationHash(representation: Representation): string {
+  return representation.identity.etag.slice(1, -1);
+}
+
+/** `representation` with the brotli variant its build left for later. */
+export function withBrotli(representation: Representation, br: Buffer): Representation {
+  return { ...representation, br: { coding: 'br', body: br, etag: `"${representationHash(representation)}-br"` } };
 }
 
 export function createRepresentation(body: Buffer | string, contentType: string, publishedAt: Date, compress: Compress = compressBody): Representation {
@@ -73,6 +89,6 @@ export function createRepresentation(body: Buffer | string, contentType: string,
     lastModifiedMs: Math.floor(publishedAt.getTime() / 1000) * 1000,
     identity: { coding: 'identity', body: identityBody, etag: `"${hash}"` },
     gzip: compressed ? { coding: 'gzip', body: compressed.gzip, etag: `"${hash}-gz"` } : null,
-    br: compressed ? { coding: 'br', body: compressed.br, etag: `"${hash}-br"` } : null,
+    br: compressed?.br ? { coding: 'br', body: compressed.br, etag: `"${hash}-br"` } : null,
   };
 }

@@ -3,7 +3,7 @@ import { deriveInsights } from './derive/insights.js';
 import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
-import { contentHash, createRepresentation, type Compress, type Representation } from './representation.js';
+import { contentHash, createRepresentation, representationHash, withBrotli, type Compress, type Representation } from './representation.js';
 import { buildSearchIndex, createSearchEngine, type SearchEngine, type SearchIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
@@ -91,6 +91,20 @@ export function assembleSnapshot({ searchIndex, ...content }: SnapshotContent): 
   const { input, reviewsDocument, insightsDocument, representations } = content;
   const search = createSearchEngine(input, reviewsDocument.reviews, input.business, insightsDocument, searchIndex);
   return { ...content, search, topic: (name) => representations[name] };
+}
+
+/**
+ * The same version with the brotli variants its build left for later (by content hash, see
+ * `Compress`): a new snapshot sharing everything else, so requests see it with or without them.
+ */
+export function withLateBrotli(snapshot: Snapshot, brotliByHash: ReadonlyMap<string, Buffer>): Snapshot {
+  const complete = (representation: Representation): Representation => {
+    const br = representation.br === null ? brotliByHash.get(representationHash(representation)) : undefined;
+    return br ? withBrotli(representation, br) : representation;
+  };
+  const { reviews, insights, feedJson, feedAtom, openapi } = snapshot.representations;
+  const representations: SnapshotRepresentations = { reviews: complete(reviews), insights: complete(insights), feedJson: complete(feedJson), feedAtom: complete(feedAtom), openapi: complete(openapi) };
+  return { ...snapshot, representations, topic: (name) => representations[name] };
 }
 
 export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOptions): Snapshot {
