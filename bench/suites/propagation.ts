@@ -1,8 +1,9 @@
-import { Agent, request } from 'node:http';
+import type { Agent } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, type DatasetInput } from '@reviews/domain';
 import { NatsDatasetStore } from '@reviews/dataset-store';
+import { pollAgent as createPollAgent, servedEtag } from '../lib/etag-poll.ts';
 import { loadNote } from '../lib/machine.ts';
 import { fmt, type Section } from '../lib/report.ts';
 import { BASE_URL, startService } from '../lib/context.ts';
@@ -35,25 +36,6 @@ function reviewsEtag(input: DatasetInput): string {
   return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).representations.reviews.identity.etag;
 }
 
-/**
- * Polled over one kept-alive connection per replica with node:http: fetch (undici) cost ~0.7-1.1 ms
- * of CPU per HEAD against ~0.1 ms, so with fetch this process spent 216-240 ms of CPU per publish
- * (publisher and polls) instead of 150-170 ms, on the two cores the replicas share: load the
- * benchmark put on what it measures.
- */
-function servedEtag(pollAgent: Agent, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/reviews.json', method: 'HEAD', agent: pollAgent, headers: { 'accept-encoding': 'identity' }, timeout: 2_000 }, (res) => {
-      res.resume();
-      const etag = res.headers.etag;
-      resolve(res.statusCode === 200 && typeof etag === 'string' ? etag : '');
-    });
-    req.once('timeout', () => req.destroy(new Error('HEAD /reviews.json timed out')));
-    req.once('error', reject);
-    req.end();
-  });
-}
-
 /** Milliseconds after `start` at which the replica first answered with `etag`; polled back to back with a short gap. */
 async function servesAt(pollAgent: Agent, port: number, etag: string, start: number, what: string): Promise<number> {
   const deadline = start + CONVERGE_TIMEOUT_MS;
@@ -73,7 +55,7 @@ export async function propagation(): Promise<Section> {
   const nats = await startBenchNats();
   const replicas: Running[] = [];
   const nc = await connect({ servers: nats.url, name: 'bench-propagation' });
-  const pollAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const pollAgent = createPollAgent();
   const publishMs: number[] = [];
   const firstMs: number[] = [];
   const lastMs: number[] = [];

@@ -1,10 +1,12 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Agent } from 'node:http';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { buildSnapshot } from '@reviews/domain';
 import { FileDatasetSource, followSnapshots } from '@reviews/dataset-store';
 import { createLogger, createMetrics } from '@reviews/runtime';
+import { pollAgent, servedEtag } from '../lib/etag-poll.ts';
 import { fmt, type Section } from '../lib/report.ts';
 import { BASE_URL, dataset, startService, workDir } from '../lib/context.ts';
 import { datasetInput, editedVersions } from '../lib/datasets.ts';
@@ -21,11 +23,6 @@ const WINDOW_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
 const WRITE_AFTER_MS = 500;
 const SWAP_TIMEOUT_MS = 30_000;
 
-async function reviewsEtag(port: number): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/reviews.json`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' }, signal: AbortSignal.timeout(5_000) });
-  return res.headers.get('etag') ?? '';
-}
-
 /** Replace the file as a publisher would (write aside, rename over), so the watcher never reads half a file. */
 function publish(file: string, bytes: string): void {
   writeFileSync(`${file}.next`, bytes);
@@ -33,9 +30,9 @@ function publish(file: string, bytes: string): void {
 }
 
 /** Milliseconds from `start` until /reviews.json answers with an ETag other than `old`. */
-async function swappedAfter(port: number, old: string, start: number): Promise<number> {
+async function swappedAfter(agent: Agent, port: number, old: string, start: number): Promise<number> {
   while (performance.now() - start < SWAP_TIMEOUT_MS) {
-    if ((await reviewsEtag(port).catch(() => old)) !== old) return performance.now() - start;
+    if ((await servedEtag(agent, port).catch(() => old)) !== old) return performance.now() - start;
     await delay(10);
   }
   throw new Error(`no new ETag within ${SWAP_TIMEOUT_MS} ms`);
@@ -87,6 +84,7 @@ export async function swap(): Promise<Section> {
   const file = join(dir, 'dataset.json');
   writeFileSync(file, base);
   const service = await startService('services/read-api/dist/main.js', { DATASET_FILE: file });
+  const agent = pollAgent();
   const load = { ...DEFAULT_LOAD, durationSeconds: WINDOW_SECONDS, headers: { 'Accept-Encoding': 'gzip' } };
   const url = `http://127.0.0.1:${service.port}/api/feed.json`;
   const rows: (string | number)[][] = [];
@@ -96,12 +94,12 @@ export async function swap(): Promise<Section> {
   try {
     for (let i = 0; i < SWAPS; i++) {
       const steady = await loadTest(url, load);
-      const old = await reviewsEtag(service.port);
+      const old = await servedEtag(agent, service.port);
       const during = loadTest(url, load);
       await delay(WRITE_AFTER_MS);
       const start = performance.now();
       publish(file, i % 2 === 0 ? next : base);
-      const swapMs = await swappedAfter(service.port, old, start);
+      const swapMs = await swappedAfter(agent, service.port, old, start);
       const loaded = await during;
       swapTimes.push(swapMs);
       ratios.push(loaded.p99Ms / steady.p99Ms);
@@ -109,6 +107,7 @@ export async function swap(): Promise<Section> {
     }
     rss10k = await rssBytes(service.child.pid!);
   } finally {
+    agent.destroy();
     await service.stop();
   }
 
@@ -125,7 +124,7 @@ export async function swap(): Promise<Section> {
   return {
     id: 'swap',
     title: 'Dataset swap and memory',
-    intro: `read-api (one process, file source) serving a ${fmt(REVIEWS)}-review dataset while the file is replaced by an edited version (one owner reply changed; written aside and renamed over). Swap time runs from the rename to /reviews.json answering with a new ETag (polled every 10 ms); p99 is /api/feed.json under wrk during a ${WINDOW_SECONDS} s window containing the swap, against the ${WINDOW_SECONDS} s window just before it. The stall rows compare the largest event-loop delay of a swap in process: the previous design built on the serving thread (stall = the whole build), the build worker leaves only receiving the content and assembling the search engine.`,
+    intro: `read-api (one process, file source) serving a ${fmt(REVIEWS)}-review dataset while the file is replaced by an edited version (one owner reply changed; written aside and renamed over). Swap time runs from the rename to /reviews.json answering with a new ETag (polled every 10 ms over a kept-alive connection); p99 is /api/feed.json under wrk during a ${WINDOW_SECONDS} s window containing the swap, against the ${WINDOW_SECONDS} s window just before it. The stall rows compare the largest event-loop delay of a swap in process: the previous design built on the serving thread (stall = the whole build), the build worker leaves only receiving the content and assembling the search engine.`,
     targets: ['swap ≤ 2 s from the change event at 10,000 reviews', 'request p99 during a swap ≤ 2× steady state', 'RSS with 100,000 reviews < 1 GiB'],
     commands: ['npm run bench -- swap', `wrk -t1 -c${DEFAULT_LOAD.connections} -d${WINDOW_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>/api/feed.json`],
     tables: [
