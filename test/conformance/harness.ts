@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../support/nats-server.js';
+import { stopChild } from '../support/child-process.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -17,7 +18,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MAIN = join(ROOT, 'services/standalone/dist/main.js');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 export const SAMPLE_DATASET = join(ROOT, 'data/sample-dataset.json');
-const STOP_TIMEOUT_MS = 5_000;
 
 /** A service entry point (`services/<name>/dist/main.js`), running as its pod or `npm start` would run it. */
 export interface RunningService {
@@ -47,14 +47,7 @@ export async function startService(name: ServiceName, env: Record<string, string
   });
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => stopChild(child);
   try {
     await eventually(
       async () => {

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopChild } from './child-process.js';
 
 /** The Debian build the design targets (2.9.10); override for a locally installed server. */
 const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 const READY_TIMEOUT_MS = 10_000;
-const STOP_TIMEOUT_MS = 5_000;
 const POLL_INTERVAL_MS = 50;
 
 /**
@@ -57,12 +57,7 @@ export async function startNatsServer(): Promise<NatsServerHandle> {
     const proc = child;
     if (!proc) return;
     child = null;
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(proc);
   };
 
   await start();
