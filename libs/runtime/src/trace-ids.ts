@@ -16,14 +16,16 @@ export class PooledIdGenerator {
   #offset = 0;
 
   generateTraceId(): string {
-    let id = this.#take(32);
-    while (id === INVALID_TRACE_ID) id = this.#take(32);
-    return id;
+    return this.#validId(32, INVALID_TRACE_ID);
   }
 
   generateSpanId(): string {
-    let id = this.#take(16);
-    while (id === INVALID_SPAN_ID) id = this.#take(16);
+    return this.#validId(16, INVALID_SPAN_ID);
+  }
+
+  #validId(chars: number, invalid: string): string {
+    let id = this.#take(chars);
+    while (id === invalid) id = this.#take(chars);
     return id;
   }
 
