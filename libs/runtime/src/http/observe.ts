@@ -102,15 +102,16 @@ function record(this: Observed): void {
  */
 export function observeRequest(metrics: Metrics, service: string, req: IncomingMessage, res: ServerResponse, route: string, logger: Logger): void {
   const observed = res as Observed;
+  const method = req.method ?? 'UNKNOWN';
   observed[STARTED] = performance.now();
-  observed[SERIES] = seriesOf(metrics.httpDuration, service, req.method ?? 'UNKNOWN', route);
+  observed[SERIES] = seriesOf(metrics.httpDuration, service, method, route);
   observed[LOGGER] = logger.isLevelEnabled('info') ? requestLogger(logger) : null;
   const span = requestSpan(res);
   // The request's SERVER span (traceRequests) is named after the route template, never the raw path,
   // and ends with the response (record).
   if (span?.isRecording()) {
-    span.updateName(`${req.method ?? 'UNKNOWN'} ${route}`);
-    span.setAttribute('http.request.method', req.method ?? 'UNKNOWN');
+    span.updateName(`${method} ${route}`);
+    span.setAttribute('http.request.method', method);
     span.setAttribute('http.route', route);
   }
   res.on('finish', record);
