@@ -74,9 +74,19 @@ export function representationHash(representation: Representation): string {
   return representation.identity.etag.slice(1, -1);
 }
 
+const ETAG_SUFFIX: Record<ContentCoding, string> = { identity: '', gzip: '-gz', br: '-br' };
+
+/**
+ * The variant of a body in one coding, whose identity bytes hash to `hash`: its strong ETag is the
+ * hash with the coding's suffix, the one scheme documents and query results share on every replica.
+ */
+export function variantOf(coding: ContentCoding, body: Buffer, hash: string): Variant {
+  return { coding, body, etag: `"${hash}${ETAG_SUFFIX[coding]}"` };
+}
+
 /** `representation` with the brotli variant its build left for later. */
 export function withBrotli(representation: Representation, br: Buffer): Representation {
-  return { ...representation, br: { coding: 'br', body: br, etag: `"${representationHash(representation)}-br"` } };
+  return { ...representation, br: variantOf('br', br, representationHash(representation)) };
 }
 
 export function createRepresentation(body: Buffer | string, contentType: string, publishedAt: Date, compress: Compress = compressBody): Representation {
@@ -87,8 +97,8 @@ export function createRepresentation(body: Buffer | string, contentType: string,
     contentType,
     lastModified: publishedAt.toUTCString(),
     lastModifiedMs: Math.floor(publishedAt.getTime() / 1000) * 1000,
-    identity: { coding: 'identity', body: identityBody, etag: `"${hash}"` },
-    gzip: compressed ? { coding: 'gzip', body: compressed.gzip, etag: `"${hash}-gz"` } : null,
-    br: compressed?.br ? { coding: 'br', body: compressed.br, etag: `"${hash}-br"` } : null,
+    identity: variantOf('identity', identityBody, hash),
+    gzip: compressed ? variantOf('gzip', compressed.gzip, hash) : null,
+    br: compressed?.br ? variantOf('br', compressed.br, hash) : null,
   };
 }

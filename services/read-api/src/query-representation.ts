@@ -1,5 +1,5 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { contentHash, JSON_CONTENT_TYPE, type ContentCoding, type Representation, type Snapshot, type Variant } from '@reviews/domain';
+import { contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
 import { chooseContentCoding } from '@reviews/runtime';
 
 const COMPRESSION_THRESHOLD_BYTES = 1024;
@@ -23,7 +23,7 @@ const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   const { lastModified, lastModifiedMs } = snapshot.representations.reviews;
-  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, identity: { coding: 'identity', body, etag: `"${contentHash(body).slice(0, 32)}"` }, gzip: null, br: null };
+  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
 }
 
 /** The coding a request gets for this result once every variant it may have exists. */
@@ -32,12 +32,13 @@ function negotiatedCoding(representation: Representation, acceptEncoding: string
   return chooseContentCoding(acceptEncoding, codings);
 }
 
-function compress(identity: Variant, coding: 'gzip' | 'br'): Variant {
-  const { body } = identity;
-  const etagPrefix = identity.etag.slice(0, -1);
-  if (coding === 'gzip') return { coding, body: gzipSync(body, { level: GZIP_LEVEL }), etag: `${etagPrefix}-gz"` };
-  const params = { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length };
-  return { coding, body: brotliCompressSync(body, { params }), etag: `${etagPrefix}-br"` };
+function compress(representation: Representation, coding: 'gzip' | 'br'): Representation {
+  const { body } = representation.identity;
+  const compressed =
+    coding === 'gzip'
+      ? gzipSync(body, { level: GZIP_LEVEL })
+      : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  return { ...representation, [coding]: variantOf(coding, compressed, representationHash(representation)) };
 }
 
 /**
@@ -50,7 +51,7 @@ export function withVariantFor(representation: Representation, acceptEncoding: s
   if (representation.gzip !== null && representation.br !== null) return representation;
   const coding = negotiatedCoding(representation, acceptEncoding);
   if (coding === 'identity' || representation[coding] !== null) return representation;
-  return { ...representation, [coding]: compress(representation.identity, coding) };
+  return compress(representation, coding);
 }
 
 export function representationBytes(representation: Representation): number {
