@@ -24,6 +24,13 @@ const CONNECT_TIMEOUT_MS = 2_000;
 const RETRY_DELAY_MS = 1_000;
 const RECONNECT_WAIT_MS = 1_000;
 
+/**
+ * An object read that has not finished by then is given up and retried like any NATS trouble: the
+ * client's chunk stream never ends when the chunks go away under it (an object pruned mid-read),
+ * which would otherwise hold every later pointer move, and start-up, forever.
+ */
+const FETCH_STALL_MS = 30_000;
+
 type Deferred = { promise: Promise<void>; resolve: () => void };
 
 /**
@@ -44,6 +51,8 @@ export class NatsDatasetSource implements DatasetSource {
   private queue: Promise<void> = Promise.resolve();
   private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
   private running: Promise<void> | null = null;
+  /** Resolved by close(): cuts short an object read in progress. */
+  private readonly closing = deferred();
   private readonly connectedGauge: Gauge<'service'>;
 
   constructor(private readonly options: NatsDatasetSourceOptions) {
@@ -66,6 +75,7 @@ export class NatsDatasetSource implements DatasetSource {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.resolve();
     this.retryTimer?.wake();
     this.watcher?.stop();
     await this.nc?.close().catch(() => undefined);
@@ -173,8 +183,9 @@ export class NatsDatasetSource implements DatasetSource {
         traceparent: pointer.traceparent,
       };
     } catch (error) {
-      // NATS trouble mid-fetch (timeout, disconnect): forget this revision and restart the watch,
-      // whose replay of the latest pointer offers it again.
+      if (this.closed) return;
+      // NATS trouble mid-fetch (timeout, disconnect, a stalled read): forget this revision and
+      // restart the watch, whose replay of the latest pointer offers it again.
       this.handledRevision = entry.revision - 1;
       this.options.logger.warn({ err: error, version: pointer.version }, 'could not fetch the published dataset; retrying');
       this.watcher?.stop();
@@ -197,7 +208,7 @@ export class NatsDatasetSource implements DatasetSource {
   ): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; reason: NatsRefusalReason; problem: string }> {
     let bytes: Uint8Array | null;
     try {
-      bytes = await buckets.objects.getBlob(pointer.object);
+      bytes = await this.readObject(buckets, pointer.object);
     } catch (error) {
       // The client checks the chunks against the object's own digest; anything else is transient.
       if (!/digest/i.test((error as Error).message)) throw error;
@@ -210,6 +221,22 @@ export class NatsDatasetSource implements DatasetSource {
     const sha256 = sha256Hex(bytes);
     if (sha256 !== pointer.sha256) return { ok: false, reason: 'digest_mismatch', problem: `object SHA-256 is ${sha256}, the pointer says ${pointer.sha256}` };
     return { ok: true, bytes };
+  }
+
+  /** The object's bytes (null when it does not exist), unless close() or a stall comes first. */
+  private async readObject(buckets: DatasetBuckets, name: string): Promise<Uint8Array | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`reading ${DATASET_OBJECT_BUCKET}/${name} stalled for ${FETCH_STALL_MS} ms`)), FETCH_STALL_MS);
+    });
+    const closed = this.closing.promise.then((): never => {
+      throw new Error('the source was closed');
+    });
+    try {
+      return await Promise.race([buckets.objects.getBlob(name), stalled, closed]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -213,6 +213,39 @@ describe('NATS dataset source when NATS is down at start', () => {
       }
     } finally {
       await follower.close();
+      await server.dispose();
+    }
+  });
+});
+
+describe('NATS dataset source with a fetch that never completes', () => {
+  it('closes at once while an object read is stalled (its chunks purged under it)', async () => {
+    const server = await startNatsServer();
+    const publisher = await connect({ servers: server.url });
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'stalled', logger: silent, registry: metrics.registry });
+    try {
+      await NatsDatasetStore.open(publisher, 1);
+      const js = jetstream(publisher);
+      const objects = await new Objm(js).open(DATASET_OBJECT_BUCKET);
+      const bytes = Buffer.from(JSON.stringify(buildDataset({ reviews: 8, seed: 6 })));
+      const info = await objects.putBlob({ name: 'v/stalled.json' }, bytes);
+      // The metadata stays, the chunks go: a reader waits for chunks that never come.
+      await (await jetstreamManager(publisher)).streams.purge(`OBJ_${DATASET_OBJECT_BUCKET}`, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${info.nuid}` });
+      const pointers = await new Kvm(js).open(POINTER_BUCKET);
+      await pointers.put(POINTER_KEY, JSON.stringify({ version: 'stalled', object: 'v/stalled.json', sha256: sha256Hex(bytes), size: bytes.length, published_at: new Date().toISOString(), traceparent: null }));
+
+      const offered: PublishedDataset[] = [];
+      // subscribe() resolves once the current pointer is handled: here, never on its own.
+      const subscribed = source.subscribe((dataset) => void offered.push(dataset));
+      await eventually(() => source.health().connected);
+      const started = Date.now();
+      await Promise.all([source.close(), subscribed]);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(offered).toEqual([]);
+    } finally {
+      await source.close();
+      await publisher.close();
       await server.dispose();
     }
   });
