@@ -25,10 +25,10 @@ interface Histogram {
   readonly count: number;
 }
 
-/** The replica's own timings: snapshot build, and publish (pointer time) → serving. */
-async function histograms(metricsPort: number): Promise<{ build: Histogram; propagation: Histogram }> {
+/** The replica's own timings: snapshot build, publish (pointer time) → serving, and its process CPU seconds. */
+async function histograms(metricsPort: number): Promise<{ build: Histogram; propagation: Histogram; cpuSeconds: number }> {
   const read = async (name: string) => ({ sum: await scrapeValue(metricsPort, `${name}_sum`), count: await scrapeValue(metricsPort, `${name}_count`) });
-  return { build: await read('dataset_snapshot_build_duration_seconds'), propagation: await read('dataset_propagation_seconds') };
+  return { build: await read('dataset_snapshot_build_duration_seconds'), propagation: await read('dataset_propagation_seconds'), cpuSeconds: await scrapeValue(metricsPort, 'process_cpu_seconds_total') };
 }
 
 /** The identity ETag of /reviews.json every replica must serve for `input` (representations are deterministic). */
@@ -61,7 +61,9 @@ export async function propagation(): Promise<Section> {
   const lastMs: number[] = [];
   const metricsPorts: number[] = [];
   /** Mean seconds per replica from the service's own histograms, to tell where the time goes. */
-  const means: { build: number; propagation: number }[] = [];
+  const means: { build: number; propagation: number; cpu: number }[] = [];
+  /** CPU of this process (publisher and pollers) over the measured publishes. */
+  let benchCpu = { user: 0, system: 0 };
   try {
     const store = await NatsDatasetStore.open(nc, 1);
     // Readiness stays false until a replica has a dataset, so the first version goes out before they start.
@@ -73,6 +75,7 @@ export async function propagation(): Promise<Section> {
     }
     for (const replica of replicas) await servesAt(pollAgent, replica.port, etags[0]!, performance.now(), 'first dataset');
     const before = await Promise.all(metricsPorts.map(histograms));
+    const cpuBefore = process.cpuUsage();
 
     for (let n = 1; n <= PUBLISHES; n++) {
       const start = performance.now();
@@ -84,10 +87,14 @@ export async function propagation(): Promise<Section> {
       firstMs.push(Math.min(...times));
       lastMs.push(Math.max(...times));
     }
+    benchCpu = process.cpuUsage(cpuBefore);
     const after = await Promise.all(metricsPorts.map(histograms));
     // Over the measured publishes only: the first load at start-up is left out.
     const mean = (a: Histogram, b: Histogram) => (a.sum - b.sum) / (a.count - b.count);
-    for (const [i, a] of after.entries()) means.push({ build: mean(a.build, before[i]!.build), propagation: mean(a.propagation, before[i]!.propagation) });
+    for (const [i, a] of after.entries()) {
+      const b = before[i]!;
+      means.push({ build: mean(a.build, b.build), propagation: mean(a.propagation, b.propagation), cpu: (a.cpuSeconds - b.cpuSeconds) / PUBLISHES });
+    }
   } finally {
     await nc.close();
     pollAgent.destroy();
@@ -114,8 +121,11 @@ export async function propagation(): Promise<Section> {
         rows: [row('publish call returned (pointer moved)', publishMs), row('first replica serves new ETag', firstMs), row(`last of ${REPLICAS} replicas serves new ETag`, lastMs)],
       },
       {
-        columns: ['replica', 'mean snapshot build ms (dataset_snapshot_build_duration_seconds)', 'mean publish → swap ms (dataset_propagation_seconds)'],
-        rows: means.map((m, i) => [i + 1, fmt(m.build * 1000), fmt(m.propagation * 1000)]),
+        columns: ['process', 'mean snapshot build ms (dataset_snapshot_build_duration_seconds)', 'mean publish → swap ms (dataset_propagation_seconds)', 'CPU ms per publish (all threads)'],
+        rows: [
+          ...means.map((m, i) => [`replica ${i + 1}`, fmt(m.build * 1000), fmt(m.propagation * 1000), fmt(m.cpu * 1000)]),
+          ['benchmark (publisher and pollers)', '—', '—', fmt((benchCpu.user + benchCpu.system) / 1000 / PUBLISHES)],
+        ],
       },
     ],
     figures: {

@@ -96,7 +96,7 @@ export class FileDatasetSource implements DatasetSource {
     if (version === this.#lastVersion || this.#closed) return;
     this.#lastVersion = version;
     try {
-      await onDataset({ version, publishedAt, bytes, traceparent: null });
+      await onDataset({ version, publishedAt, bytes, canonical: false, traceparent: null });
     } catch (error) {
       this.#logger.error({ err: error, file: this.#path }, 'dataset delivery failed');
     }

@@ -7,6 +7,8 @@ export type ContentOutcome = { ok: true; content: SnapshotContent } | { ok: fals
 export interface BuildRequest {
   /** The dataset's bytes; a build worker takes them (see follow-offthread.ts). */
   readonly bytes: Uint8Array;
+  /** The version of canonical `bytes` (PublishedDataset.canonical); otherwise derived from the parsed input. */
+  readonly version?: string;
   readonly baseUrl: string;
   readonly publishedAt: Date;
   /**
@@ -27,7 +29,7 @@ export function buildError(error: unknown): { ok: false; rejection: Rejection } 
 }
 
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
-export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest, compress?: Compress): ContentOutcome {
+export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequest, compress?: Compress): ContentOutcome {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
@@ -40,7 +42,7 @@ export function buildContent({ bytes, baseUrl, publishedAt }: BuildRequest, comp
     if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
-    return { ok: true, content: buildSnapshotContent(validated.input, compress ? { baseUrl, publishedAt, compress } : { baseUrl, publishedAt }) };
+    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
   } catch (error) {
     return buildError(error);
   }

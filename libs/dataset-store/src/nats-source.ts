@@ -1,6 +1,7 @@
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
 import { contextFromTraceparent, Counter, Gauge, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
+import { versionOfSha256 } from '@reviews/domain';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import type { DatasetSource, PublishedDataset, SourceHealth } from './source.js';
@@ -180,6 +181,7 @@ export class NatsDatasetSource implements DatasetSource {
         version: pointer.version,
         publishedAt: new Date(pointer.published_at),
         bytes: fetched.bytes,
+        canonical: true,
         traceparent: pointer.traceparent,
       };
     } catch (error) {
@@ -220,6 +222,9 @@ export class NatsDatasetSource implements DatasetSource {
     }
     const sha256 = sha256Hex(bytes);
     if (sha256 !== pointer.sha256) return { ok: false, reason: 'digest_mismatch', problem: `object SHA-256 is ${sha256}, the pointer says ${pointer.sha256}` };
+    // The version is served as the snapshot's: it must be the hash of these bytes, as a publisher writes it.
+    const version = versionOfSha256(sha256);
+    if (version !== pointer.version) return { ok: false, reason: 'digest_mismatch', problem: `the pointer's version ${pointer.version} is not the object's content hash ${version}` };
     return { ok: true, bytes };
   }
 

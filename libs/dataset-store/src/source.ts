@@ -1,7 +1,13 @@
 /** One published dataset version as the store holds it: the validated input's canonical bytes. */
 export interface PublishedDataset {
-  /** Content hash of the canonical input bytes (see datasetVersion in libs/domain). */
+  /** Content hash of `bytes` (canonicalBytesVersion in libs/domain). */
   readonly version: string;
+  /**
+   * The bytes are a publisher's canonical serialisation (NATS), so `version` is the input's version
+   * as it is and the build need not serialise the input again to find it. A file saved by hand is
+   * not: its build derives the version from the parsed input, so a re-saved layout changes nothing.
+   */
+  readonly canonical: boolean;
   readonly publishedAt: Date;
   /** Handed over with the dataset: the consumer may move them to its build worker (they are then empty). */
   readonly bytes: Uint8Array;

@@ -4,7 +4,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { datasetVersion, type DatasetInput } from '@reviews/domain';
+import { datasetVersion, versionOfSha256, type DatasetInput } from '@reviews/domain';
 import {
   DATASET_OBJECT_BUCKET,
   followSnapshots,
@@ -143,8 +143,16 @@ describe('NATS dataset store and source (real nats-server)', () => {
   it('refuses an object whose content is not JSON even when the digest matches (the follower rejects it)', async () => {
     const garbage = Buffer.from('{"generated_at": "2025-01-01T00:00:00Z", "business": {');
     await objects.putBlob({ name: 'v/garbage.json' }, garbage);
-    await forcePointer({ version: 'garbage', object: 'v/garbage.json', sha256: sha256Hex(garbage), size: garbage.length });
+    await forcePointer({ version: versionOfSha256(sha256Hex(garbage)), object: 'v/garbage.json', sha256: sha256Hex(garbage), size: garbage.length });
     await eventually(async () => (await metricValue(replicas[2]!.metrics, 'dataset_load_failures_total', { reason: 'invalid_json' })) === 1);
+    expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+  });
+
+  it("refuses a pointer whose version is not the object's content hash (the version replicas would serve)", async () => {
+    const bytes = Buffer.from(JSON.stringify(v3));
+    await objects.putBlob({ name: 'v/mislabelled.json' }, bytes);
+    await forcePointer({ version: datasetVersion(v1), object: 'v/mislabelled.json', sha256: sha256Hex(bytes), size: bytes.length });
+    await eventually(async () => (await metricValue(replicas[0]!.metrics, 'dataset_load_failures_total', { reason: 'digest_mismatch' })) === 1);
     expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
   });
 

@@ -39,6 +39,11 @@ export interface SnapshotOptions {
   readonly publishedAt: Date;
   /** How bodies are compressed; a build worker passes a memo so unchanged bodies are not compressed again. */
   readonly compress?: Compress;
+  /**
+   * The version, when the caller has it already: a source hashed the published bytes it read
+   * (`bytesVersion`), which costs a native hash instead of serialising the whole input again.
+   */
+  readonly version?: string;
 }
 
 /** Canonical bytes of a published input; its hash is the dataset version. */
@@ -59,6 +64,11 @@ export function canonicalBytesVersion(canonical: Buffer | string): string {
   return contentHash(canonical).slice(0, 32);
 }
 
+/** The same version from the bytes' SHA-256 digest in hex (as the NATS pointer records it): no second hash. */
+export function versionOfSha256(sha256Hex: string): string {
+  return Buffer.from(sha256Hex, 'hex').toString('base64url').slice(0, 32);
+}
+
 /**
  * The data of a snapshot: plain objects and bytes, nothing callable, so it can be built on a worker
  * thread and posted (structured clone) to the thread that serves it.
@@ -69,7 +79,7 @@ export type SnapshotContent = Omit<Snapshot, 'search' | 'topic'> & { readonly se
 export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptions): SnapshotContent {
   // First, while little else is alive: serialising the input takes about twice its size for a
   // moment (~200 MiB at 100,000 reviews), which on top of the bodies made the peak of a build.
-  const version = datasetVersion(input);
+  const version = options.version ?? datasetVersion(input);
   const urls = publicUrls(options.baseUrl);
   const reviewsDocument = buildReviewsDocument(input);
   const insightsDocument = deriveInsights(input);
