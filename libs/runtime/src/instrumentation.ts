@@ -6,10 +6,17 @@
  * Exporter, endpoint, sampler and resource come only from the standard OTEL_* variables.
  */
 import { register } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import { PooledIdGenerator } from './trace-ids.js';
 import { tracingEnabled } from './tracing.js';
 
 if (tracingEnabled()) {
+  // Finished spans wait in the batch span processor's queue (a batch filling up, its 5 s schedule,
+  // an export in flight or retrying) long enough to survive young-generation collections. V8 then
+  // pretenures the SDK's span allocations: every later span is allocated in the old generation and
+  // dies there, which grew the old generation ~1-2.5 MB per scavenge under load and brought full
+  // collections, with a collector answering or not (ADR 0009). Without pretenuring spans die young.
+  setFlagsFromString('--no-allocation-site-pretenuring');
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const [{ NodeSDK }, { ExpressInstrumentation }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/instrumentation-express')]);
   const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: new PooledIdGenerator() });
