@@ -9,6 +9,8 @@ export interface LoadSettings {
   readonly headers?: Record<string, string>;
   /** A wrk Lua script (file path), e.g. one setting the method and body of a POST. */
   readonly script?: string;
+  /** Run wrk on this CPU only (taskset), away from a server pinned to another. */
+  readonly cpu?: number;
 }
 
 export interface LoadResult {
@@ -34,9 +36,9 @@ function toMs(value: string, unit: string): number {
 export async function loadTest(url: string, settings: LoadSettings = DEFAULT_LOAD): Promise<LoadResult> {
   const headerArgs = Object.entries(settings.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const scriptArgs = settings.script ? ['-s', settings.script] : [];
-  const { stdout } = await run('wrk', ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--latency', ...scriptArgs, ...headerArgs, url], {
-    maxBuffer: 1 << 20,
-  });
+  const wrkArgs = ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--latency', ...scriptArgs, ...headerArgs, url];
+  const [command, args] = settings.cpu === undefined ? ['wrk', wrkArgs] : ['taskset', ['-c', String(settings.cpu), 'wrk', ...wrkArgs]];
+  const { stdout } = await run(command, args, { maxBuffer: 1 << 20 });
   const percentile = (p: string) => {
     const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(stdout);
     if (!m) throw new Error(`wrk output lacks the ${p}% latency line:\n${stdout}`);

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { fmt, type Section } from '../lib/report.ts';
 import { loadTest, DEFAULT_LOAD, type LoadResult } from '../lib/wrk.ts';
 import { dataset, startService } from '../lib/context.ts';
@@ -8,7 +10,28 @@ const SERVER = 'bench/servers/read-api-observed.ts';
 const PATH = '/reviews.json';
 const HEADERS = { 'Accept-Encoding': 'gzip' };
 const WARMUP_SECONDS = 2;
-const ROUNDS = 3;
+/**
+ * Many short rounds rather than a few long ones: on a shared machine the same server's CPU per
+ * request drifts by ±20 % from one ten-second spell to the next, and each variant's loss is taken
+ * against the baseline of its own round (paired), so a drift that spans a round cancels out.
+ */
+const ROUNDS = 9;
+const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
+/** Servers under test on one CPU, wrk on the other (when taskset is there): no migrations between them. */
+const SERVER_CPU = 1;
+const WRK_CPU = 0;
+
+const exec = promisify(execFile);
+
+/** Pins every thread of a process to one CPU; false when taskset is missing. */
+async function pin(pid: number, cpu: number): Promise<boolean> {
+  try {
+    await exec('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Round extends LoadResult {
   /** Server CPU time (user + system) per request served: steadier than req/s on a busy machine. */
@@ -26,11 +49,11 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function measure(url: string, pid: number): Promise<Round> {
+async function measure(url: string, pid: number, cpu: number | undefined): Promise<Round> {
   const before = await cpuSeconds(pid);
-  const result = await loadTest(url, { ...DEFAULT_LOAD, headers: HEADERS });
-  const cpu = (await cpuSeconds(pid)) - before;
-  return { ...result, cpuMicrosPerRequest: (cpu / (result.requestsPerSecond * DEFAULT_LOAD.durationSeconds)) * 1e6 };
+  const result = await loadTest(url, { ...DEFAULT_LOAD, durationSeconds: ROUND_SECONDS, headers: HEADERS, ...(cpu === undefined ? {} : { cpu }) });
+  const used = (await cpuSeconds(pid)) - before;
+  return { ...result, cpuMicrosPerRequest: (used / (result.requestsPerSecond * ROUND_SECONDS)) * 1e6 };
 }
 
 interface Variant {
@@ -72,17 +95,21 @@ export async function overhead(): Promise<Section> {
   // so a load spike on the machine hits every variant alike; each figure is the median round.
   const services: Running[] = [];
   const rounds: Round[][] = variants.map(() => []);
+  let pinned = true;
   try {
     for (const variant of variants) {
       const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
       // startProcess discards stdout, so info logs cost their formatting and write, like a pod's.
-      services.push(await startService(SERVER, { DATASET_FILE: file, ...variant.env }, extraArgs));
+      const service = await startService(SERVER, { DATASET_FILE: file, ...variant.env }, extraArgs);
+      services.push(service);
+      pinned = (await pin(service.child.pid!, SERVER_CPU)) && pinned;
     }
+    const wrkCpu = pinned ? WRK_CPU : undefined;
     const url = (i: number) => `http://127.0.0.1:${services[i]!.port}${PATH}`;
     // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
     for (const [i] of variants.entries()) await loadTest(url(i), { ...DEFAULT_LOAD, durationSeconds: WARMUP_SECONDS, headers: HEADERS });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i] of variants.entries()) rounds[i]!.push(await measure(url(i), services[i]!.child.pid!));
+      for (const [i] of variants.entries()) rounds[i]!.push(await measure(url(i), services[i]!.child.pid!, wrkCpu));
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
@@ -91,9 +118,11 @@ export async function overhead(): Promise<Section> {
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
   const errors = rounds.map((r) => r.reduce((sum, x) => sum + x.non2xx3xx + x.errors, 0));
+  // Paired: each round's figure against the baseline's in the same round, then the median over rounds.
   // A CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
-  const cpuLoss = (i: number) => (1 - cpu[0]! / cpu[i]!) * 100;
-  const rpsLoss = (i: number) => (1 - rps[i]! / rps[0]!) * 100;
+  const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, rounds[0]![k]!))) * 100;
+  const cpuLoss = (i: number) => pairedLoss(i, (r, base) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest);
+  const rpsLoss = (i: number) => pairedLoss(i, (r, base) => 1 - r.requestsPerSecond / base.requestsPerSecond);
   const rows = variants.map((v, i) => [
     v.name,
     fmt(rps[i]!),
@@ -107,8 +136,9 @@ export async function overhead(): Promise<Section> {
     id: 'overhead',
     title: 'Observability overhead on the hottest endpoint',
     intro:
-      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} alternating rounds (medians). ` +
-      'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it). ' +
+      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s` +
+      `${pinned ? ` (servers pinned to CPU ${SERVER_CPU}, wrk to CPU ${WRK_CPU})` : ''}; req/s, CPU and p99 are medians over the rounds. ` +
+      "Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the same round's baseline. " +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
     targets: [
@@ -116,7 +146,7 @@ export async function overhead(): Promise<Section> {
     ],
     commands: [
       'npm run bench -- overhead',
-      `wrk -t1 -c${DEFAULT_LOAD.connections} -d${DEFAULT_LOAD.durationSeconds}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}`,
+      `taskset -c ${WRK_CPU} wrk -t1 -c${DEFAULT_LOAD.connections} -d${ROUND_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}`,
     ],
     tables: [{ columns: ['variant', 'req/s', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows }],
     figures: {
