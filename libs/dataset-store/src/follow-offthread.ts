@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { asBuffer, buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
-import { unpackOutcome, type BuildMessage, type LateBrotliMessage } from './follow-transfer.js';
+import { unpackOutcome, type BuildMessage, type HeldContent, type LateBrotliMessage, type WorkerRequest } from './follow-transfer.js';
 
 /** Brotli bodies by content hash (see `withLateBrotli`), or null when the worker ended before sending them. */
 export type LateBrotli = Promise<ReadonlyMap<string, Buffer> | null>;
@@ -13,7 +13,8 @@ export type BuiltContent = ContentOutcome & { readonly lateBrotli?: LateBrotli }
 
 /** Builds snapshot content (parse, validate, derive, render, compress) away from the serving thread. */
 export interface ContentBuilder {
-  build(request: BuildRequest): Promise<BuiltContent>;
+  /** `held`: the version being served, whose reviews and analyses the new content may share (follow-transfer.ts). */
+  build(request: BuildRequest, held?: HeldContent | null): Promise<BuiltContent>;
   close(): Promise<void>;
 }
 
@@ -114,7 +115,7 @@ export function createContentBuilder(): ContentBuilder {
   worker = start();
 
   return {
-    async build(request) {
+    async build(request, held = null) {
       await previousSent;
       if (closed) return buildError(new Error('the content builder is closed'));
       const current = worker ?? (worker = start());
@@ -124,7 +125,8 @@ export function createContentBuilder(): ContentBuilder {
       const deferBrotli = request.deferBrotli && !large;
       // A deferring build's worker sends a second message, the brotli bodies, whatever the outcome.
       const [answered, lateAnswer] = nextMessages(current, deferBrotli ? 2 : 1) as [Promise<BuildMessage | Error>, Promise<LateBrotliMessage | Error>?];
-      current.postMessage({ ...request, deferBrotli }, movableBuffers(request.bytes));
+      const posted: WorkerRequest = { ...request, deferBrotli, heldVersion: held?.version ?? null };
+      current.postMessage(posted, movableBuffers(request.bytes));
       const answer = await answered;
       if (answer instanceof Error) {
         release(current);
@@ -144,7 +146,7 @@ export function createContentBuilder(): ContentBuilder {
       // isolate's heap pages (~280 MiB after a 100,000-review build) for ~8 s and hands them to the
       // first isolate that needs pages, so that copy reuses them instead of adding to the RSS.
       if (large) await retire(current);
-      const outcome = await unpackOutcome(answer, yieldToRequests);
+      const outcome = await unpackOutcome(answer, yieldToRequests, held);
       return lateBrotli && outcome.ok ? { ...outcome, lateBrotli } : outcome;
     },
     async close() {

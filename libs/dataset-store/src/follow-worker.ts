@@ -7,22 +7,26 @@
  */
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
-import { buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
+import { buildContent, buildError, type ContentOutcome } from './follow-build.js';
 import { CompressionMemo } from './follow-compression.js';
-import { packOutcome, type LateBrotliMessage } from './follow-transfer.js';
+import { packOutcome, type LateBrotliMessage, type SentItems, type WorkerRequest } from './follow-transfer.js';
 
 const port = parentPort;
 if (!port) throw new Error('follow-worker runs as a worker thread');
 const memo = new CompressionMemo();
+/** The reviews and analyses of the last content sent, for the next build to leave out the slices it repeats. */
+let sent: SentItems | null = null;
 for (;;) {
-  const [request] = (await once(port, 'message')) as [BuildRequest];
+  const [request] = (await once(port, 'message')) as [WorkerRequest];
   let outcome: ContentOutcome;
   try {
     outcome = buildContent(request, memo.compressor(request.deferBrotli));
   } catch (error) {
     outcome = buildError(error);
   }
-  const { message, transfer } = packOutcome(outcome);
+  const packed = packOutcome(outcome, sent?.version === request.heldVersion ? sent : null);
+  const { message, transfer } = packed;
+  if (packed.sent) sent = packed.sent;
   port.postMessage(message, transfer);
   if (request.deferBrotli) {
     // The serving thread swaps the content in meanwhile.

@@ -91,7 +91,7 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
    * (`lateBrotli`; ADR 0007): a client accepting br gets gzip meanwhile.
    */
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
-    const outcome = await builder.build({ bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, deferBrotli: current !== null });
+    const outcome = await builder.build({ bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, deferBrotli: current !== null }, current);
     if (!outcome.ok) return outcome;
     // Receiving the content (deserializing it) was one task; let requests that arrived meanwhile run
     // before the next: the first immediate runs before the next poll for I/O, the second after it.

@@ -98,4 +98,23 @@ describe('a kept build worker', () => {
       await Promise.all([kept.close(), fresh.close()]);
     }
   });
+
+  it('given the version being served, builds the content a fresh worker builds and shares the unchanged reviews with it', async () => {
+    const kept = createContentBuilder();
+    const fresh = createContentBuilder();
+    try {
+      const served = await kept.build(request(edited(' (one)')));
+      if (!served.ok) throw new Error(served.rejection.summary);
+      const [next, alone] = [await kept.build(request(edited(' (two)')), served.content), await fresh.build(request(edited(' (two)')))];
+      if (!next.ok || !alone.ok) throw new Error('a build was refused');
+      const { representations: _bodies, ...nextData } = next.content;
+      const { representations: _aloneBodies, ...aloneData } = alone.content;
+      expect(nextData).toEqual(aloneData);
+      const sharedReviews = next.content.input.reviews.filter((review, i) => review === served.content.input.reviews[i]);
+      expect(sharedReviews.length).toBeGreaterThan(0);
+      expect(sharedReviews.length).toBeLessThan(next.content.input.reviews.length);
+    } finally {
+      await Promise.all([kept.close(), fresh.close()]);
+    }
+  });
 });

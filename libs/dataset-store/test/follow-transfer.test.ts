@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { buildSnapshotContent } from '@reviews/domain';
+import { buildSnapshotContent, validateDataset, type DatasetInput } from '@reviews/domain';
 import { packOutcome, REVIEWS_PER_SLICE, unpackOutcome } from '../src/follow-transfer.js';
 import { buildDataset } from '../../domain/test/fixtures.js';
 
@@ -23,6 +23,45 @@ describe('a built snapshot sent from the build worker', () => {
     const inputReviews = new Set(content.input.reviews);
     expect(content.reviewsDocument.reviews.every((review) => inputReviews.has(review))).toBe(true);
     expect(content.insightsDocument.per_review).toBe(content.input.analysis.per_review);
+  });
+
+  it('sends only the slices that differ from the version the serving thread holds, which lends the rest its objects', async () => {
+    const dataset = buildDataset({ reviews: 3 * REVIEWS_PER_SLICE + 7, seed: 6 });
+    const changed = structuredClone(dataset);
+    changed.reviews[REVIEWS_PER_SLICE + 3]!.text = `${changed.reviews[REVIEWS_PER_SLICE + 3]!.text ?? ''} (edited)`;
+    // As the build worker has them: parsed from the published bytes and validated.
+    const [before, edited] = [dataset, changed].map((version) => {
+      const validated = validateDataset(JSON.parse(JSON.stringify(version)));
+      if (!validated.ok) throw new Error('the fixture is invalid');
+      return validated.input;
+    }) as [DatasetInput, DatasetInput];
+    const first = packOutcome({ ok: true, content: buildSnapshotContent(before, options) });
+    const held = await unpackOutcome(structuredClone(first.message, { transfer: first.transfer }), async () => undefined);
+    if (!held.ok) throw new Error(held.rejection.summary);
+
+    const second = packOutcome({ ok: true, content: buildSnapshotContent(edited, options) }, first.sent);
+    expect(second.message.reviewSlices.map((slice) => slice !== null)).toEqual([false, true, false, false]);
+    expect(second.message.analysisSlices.every((slice) => slice === null)).toBe(true);
+    let deserialized = 0;
+    const outcome = await unpackOutcome(structuredClone(second.message, { transfer: second.transfer }), async () => deserialized++, held.content);
+
+    if (!outcome.ok) throw new Error(outcome.rejection.summary);
+    expect(outcome.content).toEqual(buildSnapshotContent(edited, options));
+    expect(deserialized).toBe(1);
+    const reviews = outcome.content.input.reviews;
+    expect(reviews[0]).toBe(held.content.input.reviews[0]);
+    expect(reviews[3 * REVIEWS_PER_SLICE]).toBe(held.content.input.reviews[3 * REVIEWS_PER_SLICE]);
+    expect(reviews[REVIEWS_PER_SLICE + 3]).not.toBe(held.content.input.reviews[REVIEWS_PER_SLICE + 3]);
+    expect(reviews[REVIEWS_PER_SLICE + 3]!.text).toMatch(/\(edited\)$/);
+  });
+
+  it('refuses content that reuses a version the serving thread does not hold', async () => {
+    const input = buildDataset({ reviews: REVIEWS_PER_SLICE + 7, seed: 7 });
+    const first = packOutcome({ ok: true, content: buildSnapshotContent(input, options) });
+    const again = packOutcome({ ok: true, content: buildSnapshotContent(input, options) }, first.sent);
+    expect(again.message.reusedVersion).toBe(first.sent!.version);
+    const outcome = await unpackOutcome(structuredClone(again.message, { transfer: again.transfer }), async () => undefined, null);
+    expect(outcome).toMatchObject({ ok: false, rejection: { reason: 'build_error' } });
   });
 
   it('passes a refusal through as it is', async () => {
