@@ -19,6 +19,7 @@ const LARGE_REVIEWS = 100_000;
 const SEED = 7;
 const SWAPS = 3;
 /** Load window around one swap: long enough to cover it, short enough that the swap shows in p99. */
+const WARMUP_SECONDS = 2;
 const WINDOW_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
 const WRITE_AFTER_MS = 500;
 const SWAP_TIMEOUT_MS = 30_000;
@@ -92,6 +93,8 @@ export async function swap(): Promise<Section> {
   const ratios: number[] = [];
   let rss10k = 0;
   try {
+    // A cold server's first seconds (JIT, first responses) are not a steady state to compare with.
+    await loadTest(url, { ...load, durationSeconds: WARMUP_SECONDS });
     for (let i = 0; i < SWAPS; i++) {
       const steady = await loadTest(url, load);
       const old = await servedEtag(agent, service.port);
