@@ -8,6 +8,7 @@ import {
   datasetObjectName,
   type DatasetPointer,
   MAX_DATASET_BYTES,
+  OBJECT_CHUNK_BYTES,
   objectStoreSettings,
   POINTER_BUCKET,
   POINTER_KEY,
@@ -113,7 +114,7 @@ export class NatsDatasetStore {
     const existing = await this.buckets.objects.info(name);
     const intact = existing !== null && !existing.deleted && existing.size === bytes.length && (await this.readsBackAs(name, sha256));
     if (!intact) {
-      await this.buckets.objects.putBlob({ name }, bytes);
+      await this.buckets.objects.putBlob({ name, options: { max_chunk_size: OBJECT_CHUNK_BYTES } }, bytes);
       if (!(await this.readsBackAs(name, sha256))) {
         throw new DatasetStoreError(`object ${DATASET_OBJECT_BUCKET}/${name} did not read back with SHA-256 ${sha256}; pointer not moved`);
       }
