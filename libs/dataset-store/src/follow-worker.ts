@@ -2,8 +2,9 @@
  * Worker thread entry: builds snapshot content off the serving thread, one request after another,
  * and sends each back in one message (follow-transfer.ts), every byte of it transferred. The worker
  * lives across builds (follow-offthread.ts), so its loaded modules, its JIT-compiled code and the
- * compressed bodies of the previous build are reused. A swap's build sends the brotli variants of
- * its new bodies in a second message (ADR 0007).
+ * compressed bodies of the previous build are reused, and the slices of reviews a new version
+ * repeats are not sent again (follow-transfer.ts). A swap's build sends the brotli variants of its
+ * new bodies in a second message (ADR 0007).
  */
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
