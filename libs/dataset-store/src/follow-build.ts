@@ -1,4 +1,12 @@
-import { buildSnapshotContent, validateDataset, type Compress, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, validateDataset, type Compress, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+
+/**
+ * A dataset this large (~15,000 reviews and up) retires the worker after its build: the build's
+ * garbage (hundreds of MiB at 100,000 reviews) leaves with the worker's heap instead of staying
+ * resident in an idle one, and a fresh worker's start-up and cold code are small next to such a
+ * build. Below it the worker is kept: at 2,000 reviews start-up and cold code were half the build.
+ */
+export const RETIRE_AFTER_BYTES = 16 * 1024 * 1024;
 
 export type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
 
@@ -28,8 +36,18 @@ export function buildError(error: unknown): { ok: false; rejection: Rejection } 
   return { ok: false, rejection: { reason: 'build_error', summary: message, issues: [{ code: 'build_error', path: [], message }] } };
 }
 
+/**
+ * A build worker's last validated dataset (`validateDataset`'s `before`). Kept only for datasets up
+ * to `limitBytes`: keeping the parsed JSON alive through the build adds its size to the build's peak
+ * (hundreds of MiB at 100,000 reviews), and a worker that large builds is retired after each one.
+ */
+export interface ValidationMemo {
+  before: ValidatedBefore | null;
+  readonly limitBytes: number;
+}
+
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
-export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequest, compress?: Compress): ContentOutcome {
+export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
@@ -38,8 +56,13 @@ export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequ
     return { ok: false, rejection: { reason: 'invalid_json', summary: message, issues: [{ code: 'invalid_json', path: [], message }] } };
   }
   try {
-    const validated = validateDataset(raw);
+    const validated = validateDataset(raw, validation?.before ?? undefined);
     if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
+    if (validation) {
+      // Valid, so the parsed JSON has the dataset's shape.
+      const { reviews, analysis } = raw as { reviews: unknown[]; analysis: { per_review: Record<string, unknown> } };
+      validation.before = bytes.byteLength <= validation.limitBytes ? { rawReviews: reviews, rawPerReview: analysis.per_review, input: validated.input } : null;
+    }
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
     return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };

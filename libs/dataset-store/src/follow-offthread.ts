@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { asBuffer, buildContent, buildError, type BuildRequest, type ContentOutcome } from './follow-build.js';
+import { asBuffer, buildContent, buildError, RETIRE_AFTER_BYTES, type BuildRequest, type ContentOutcome } from './follow-build.js';
 import { unpackOutcome, type BuildMessage, type HeldContent, type LateBrotliMessage, type WorkerRequest } from './follow-transfer.js';
 
 /** Brotli bodies by content hash (see `withLateBrotli`), or null when the worker ended before sending them. */
@@ -24,13 +24,6 @@ export interface ContentBuilder {
  */
 const WORKER_FILE = fileURLToPath(new URL('../dist/follow-worker.js', import.meta.url));
 
-/**
- * A dataset this large (~15,000 reviews and up) retires the worker after its build: the build's
- * garbage (hundreds of MiB at 100,000 reviews) leaves with the worker's heap instead of staying
- * resident in an idle one, and a fresh worker's start-up and cold code are small next to such a
- * build. Below it the worker is kept: at 2,000 reviews start-up and cold code were half the build.
- */
-const RETIRE_AFTER_BYTES = 16 * 1024 * 1024;
 
 /**
  * The worker's young generation, in MiB: V8's classic 16 MiB semi-spaces instead of the 64 MiB its

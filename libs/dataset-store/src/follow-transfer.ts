@@ -1,5 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
-import type { PerReviewAnalysis, Review, SnapshotContent } from '@reviews/domain';
+import { sameJsonValue, type PerReviewAnalysis, type Review, type SnapshotContent } from '@reviews/domain';
 import { buildError, detachBodies, reviveBodies, type BuildRequest, type ContentOutcome } from './follow-build.js';
 
 /**
@@ -56,26 +56,12 @@ export type HeldContent = Pick<SnapshotContent, 'version' | 'input'>;
 /** A build request as posted to the worker: with the version the serving thread holds. */
 export type WorkerRequest = BuildRequest & { readonly heldVersion: string | null };
 
-/** Equal JSON values, keys in the same order (the order the serving thread would render them in). */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  const otherKeys = Object.keys(b);
-  if (keys.length !== otherKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (key !== otherKeys[i] || !sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
-
-/** `v8.serialize` of each slice of `items`, or null where the same slice of `held` has equal items. */
+/** `v8.serialize` of each slice of `items`, or null where the same slice of `held` has equal items (keys in the order the serving thread would render them). */
 function serializedSlices<T>(items: readonly T[], held: readonly T[] | undefined): Slice[] {
   const slices: Slice[] = [];
   for (let i = 0; i < items.length; i += REVIEWS_PER_SLICE) {
     const slice = items.slice(i, i + REVIEWS_PER_SLICE);
-    const repeated = held !== undefined && i + slice.length <= held.length && slice.every((item, j) => sameValue(item, held[i + j]));
+    const repeated = held !== undefined && i + slice.length <= held.length && slice.every((item, j) => sameJsonValue(item, held[i + j]));
     slices.push(repeated ? null : serialize(slice));
   }
   return slices;

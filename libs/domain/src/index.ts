@@ -10,3 +10,4 @@ export * from './derive/insights.js';
 export * from './render/feeds.js';
 export * from './render/openapi.js';
 export * from './search/query-string.js';
+export * from './same-json-value.js';

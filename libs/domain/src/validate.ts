@@ -1,19 +1,77 @@
 import { customIssue, toIssues } from './issues.js';
 import type { Issue } from './schemas/documents.js';
-import { DatasetInput } from './schemas/input.js';
+import { DatasetInput, PerReviewAnalysis } from './schemas/input.js';
+import { Ulid } from './schemas/primitives.js';
+import { Review } from './schemas/review.js';
+import { sameJsonValue } from './same-json-value.js';
 
 export type ValidationResult = { ok: true; input: DatasetInput } | { ok: false; issues: Issue[] };
+
+/**
+ * A dataset that validated before: its parsed JSON's reviews and per_review entries, and the input
+ * the schema made of them. A long-lived build worker keeps the last one, so the reviews a new
+ * version repeats are not run through the schema again (most of validation's time).
+ */
+export interface ValidatedBefore {
+  readonly rawReviews: readonly unknown[];
+  readonly rawPerReview: Readonly<Record<string, unknown>>;
+  readonly input: DatasetInput;
+}
 
 /**
  * Schema validation plus referential integrity: duplicate review ids, per_review keys, FAQ sources,
  * technician/service/problem/topic references must all resolve. Every issue carries its path, and
  * every issue is reported (a publisher fixes a dataset in one round, not one error at a time).
+ *
+ * With `before`, a review or per_review entry equal (as JSON, keys in order) to one at the same
+ * place (index, key) in `before` takes that one's schema output instead of being parsed again: the
+ * schema is a pure function of the value. The rest is parsed as usual; anything the shortcut does
+ * not find valid is parsed whole, so issues are always those of a full parse.
  */
-export function validateDataset(raw: unknown): ValidationResult {
-  const parsed = DatasetInput.safeParse(raw);
-  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
-  const issues = [...textIssues(parsed.data), ...businessIssues(parsed.data), ...reviewIssues(parsed.data), ...analysisIssues(parsed.data)];
-  return issues.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues };
+export function validateDataset(raw: unknown, before?: ValidatedBefore): ValidationResult {
+  let input = before ? parseReusing(raw, before) : null;
+  if (input === null) {
+    const parsed = DatasetInput.safeParse(raw);
+    if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
+    input = parsed.data;
+  }
+  const issues = [...textIssues(input), ...businessIssues(input), ...reviewIssues(input), ...analysisIssues(input)];
+  return issues.length === 0 ? { ok: true, input } : { ok: false, issues };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The schema's output for `raw`, parsing only the reviews and analyses `before` has not seen; null if anything does not parse. */
+function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | null {
+  if (!isRecord(raw) || !Array.isArray(raw.reviews) || !isRecord(raw.analysis) || !isRecord(raw.analysis.per_review)) return null;
+  const rawReviews: readonly unknown[] = raw.reviews;
+  const rawPerReview = raw.analysis.per_review;
+  const rest = DatasetInput.safeParse({ ...raw, reviews: [], analysis: { ...raw.analysis, per_review: {} } });
+  if (!rest.success) return null;
+
+  const reviews: Review[] = [];
+  for (let i = 0; i < rawReviews.length; i++) {
+    const seen = before.input.reviews[i];
+    if (seen !== undefined && i < before.rawReviews.length && sameJsonValue(rawReviews[i], before.rawReviews[i])) {
+      reviews.push(seen);
+      continue;
+    }
+    const parsed = Review.safeParse(rawReviews[i]);
+    if (!parsed.success) return null;
+    reviews.push(parsed.data);
+  }
+  const perReview: Record<string, PerReviewAnalysis> = {};
+  for (const key of Object.keys(rawPerReview)) {
+    const seen = Object.hasOwn(before.input.analysis.per_review, key) ? before.input.analysis.per_review[key] : undefined;
+    if (seen !== undefined && Object.hasOwn(before.rawPerReview, key) && sameJsonValue(rawPerReview[key], before.rawPerReview[key])) {
+      perReview[key] = seen;
+      continue;
+    }
+    const parsed = PerReviewAnalysis.safeParse(rawPerReview[key]);
+    if (!Ulid.safeParse(key).success || !parsed.success) return null;
+    perReview[key] = parsed.data;
+  }
+  return { ...rest.data, reviews, analysis: { ...rest.data.analysis, per_review: perReview } };
 }
 
 /** Matches only a surrogate code unit without its partner (a paired one is consumed as one code point under `u`). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateDataset, type DatasetInput, type Issue } from '@reviews/domain';
+import { validateDataset, type DatasetInput, type Issue, type ValidatedBefore } from '@reviews/domain';
 import { buildDataset } from './fixtures.js';
 
 /** A fresh valid dataset, changed by `mutate`, then validated; returns the issues. */
@@ -161,5 +161,56 @@ describe('validateDataset', () => {
     });
     expect(issues).toHaveLength(3);
     expect(issues.every((issue) => issue.code === 'custom' && issue.message.length > 0)).toBe(true);
+  });
+});
+
+describe('validateDataset given the dataset validated before', () => {
+  /** A dataset as a build reads it (parsed JSON) and what validating it gave. */
+  const parsedFrom = (input: DatasetInput) => JSON.parse(JSON.stringify(input)) as DatasetInput;
+  const validatedBefore = (raw: DatasetInput): ValidatedBefore => {
+    const result = validateDataset(raw);
+    if (!result.ok) throw new Error('the fixture is invalid');
+    return { rawReviews: raw.reviews, rawPerReview: raw.analysis.per_review, input: result.input };
+  };
+
+  it('gives what a full validation gives, reusing the schema output of what did not change', () => {
+    const first = parsedFrom(buildDataset({ reviews: 30, seed: 3 }));
+    const before = validatedBefore(first);
+    const next = parsedFrom(first);
+    next.reviews[4]!.text = 'Edited after publication.';
+    const [changedId] = Object.keys(next.analysis.per_review);
+    next.analysis.per_review[changedId!]!.score = 0.25;
+    next.reviews.push({ ...next.reviews[0]!, id: '01J0000000000000000000ZZZZ' });
+
+    const reused = validateDataset(next, before);
+    expect(reused).toEqual(validateDataset(parsedFrom(next)));
+    if (!reused.ok) throw new Error('expected the edit to validate');
+    expect(reused.input.reviews[3]).toBe(before.input.reviews[3]);
+    expect(reused.input.reviews[4]).not.toBe(before.input.reviews[4]);
+    expect(reused.input.reviews[4]!.text).toBe('Edited after publication.');
+    expect(reused.input.analysis.per_review[changedId!]).not.toBe(before.input.analysis.per_review[changedId!]);
+    const [, unchangedId] = Object.keys(next.analysis.per_review);
+    expect(reused.input.analysis.per_review[unchangedId!]).toBe(before.input.analysis.per_review[unchangedId!]);
+  });
+
+  it('reports exactly the issues a full validation reports when a changed part is invalid', () => {
+    const first = parsedFrom(buildDataset({ reviews: 12, seed: 4 }));
+    const before = validatedBefore(first);
+    const next = parsedFrom(first);
+    (next.reviews[2] as { rating: number }).rating = 9;
+    (next.analysis.per_review[next.reviews[5]!.id] as Record<string, unknown>)['extra'] = true;
+    (next as Record<string, unknown>)['unexpected'] = 1;
+    const full = validateDataset(parsedFrom(next));
+    expect(full.ok).toBe(false);
+    expect(validateDataset(next, before)).toEqual(full);
+  });
+
+  it('checks references across reused parts: a duplicated review id is still found', () => {
+    const first = parsedFrom(buildDataset({ reviews: 12, seed: 5 }));
+    const before = validatedBefore(first);
+    const next = parsedFrom(first);
+    next.reviews.push(parsedFrom(first).reviews[0]!);
+    expect(validateDataset(next, before)).toEqual(validateDataset(parsedFrom(next)));
+    expect(validateDataset(next, before).ok).toBe(false);
   });
 });
