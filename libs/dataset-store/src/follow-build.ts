@@ -46,6 +46,16 @@ export interface ValidationMemo {
   readonly limitBytes: number;
 }
 
+/**
+ * What `validateDataset` needs to reuse this validation next time. A function of its own so no local
+ * of the build keeps the parsed JSON alive when it is not kept.
+ */
+function validatedBefore(raw: unknown, input: ValidatedBefore['input']): ValidatedBefore {
+  // Valid, so the parsed JSON has the dataset's shape.
+  const { reviews, analysis } = raw as { reviews: unknown[]; analysis: { per_review: Record<string, unknown> } };
+  return { rawReviews: reviews, rawPerReview: analysis.per_review, input };
+}
+
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
 export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
@@ -58,11 +68,7 @@ export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequ
   try {
     const validated = validateDataset(raw, validation?.before ?? undefined);
     if (!validated.ok) return { ok: false, rejection: { reason: 'invalid_dataset', summary: summarize(validated.issues), issues: validated.issues } };
-    if (validation) {
-      // Valid, so the parsed JSON has the dataset's shape.
-      const { reviews, analysis } = raw as { reviews: unknown[]; analysis: { per_review: Record<string, unknown> } };
-      validation.before = bytes.byteLength <= validation.limitBytes ? { rawReviews: reviews, rawPerReview: analysis.per_review, input: validated.input } : null;
-    }
+    if (validation) validation.before = bytes.byteLength <= validation.limitBytes ? validatedBefore(raw, validated.input) : null;
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
     return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
