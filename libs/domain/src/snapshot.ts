@@ -40,8 +40,8 @@ export interface SnapshotOptions {
   /** How bodies are compressed; a build worker passes a memo so unchanged bodies are not compressed again. */
   readonly compress?: Compress;
   /**
-   * The version, when the caller has it already: a source hashed the published bytes it read
-   * (`bytesVersion`), which costs a native hash instead of serialising the whole input again.
+   * The version, when the caller has it already: a source that checked the published bytes' SHA-256
+   * has it (`versionOfSha256`), which saves serialising the whole input again to hash it.
    */
   readonly version?: string;
 }
