@@ -3,7 +3,7 @@ import { describe, it, expect } from '@jest/globals';
 import { assembleSnapshot, compressBody, contentHash, withLateBrotli } from '@reviews/domain';
 import type { ContentOutcome } from '../src/follow-build.js';
 import { CompressionMemo } from '../src/follow-compression.js';
-import { createContentBuilder } from '../src/follow-offthread.js';
+import { createContentBuilder, type ContentBuilder } from '../src/follow-offthread.js';
 
 const body = (text: string) => Buffer.from(text.repeat(200), 'utf8');
 
@@ -69,22 +69,26 @@ describe('a kept build worker', () => {
 
   const request = (bytes: Uint8Array, deferBrotli = false) => ({ bytes, baseUrl: 'https://reviews.example', publishedAt: new Date('2026-01-01T00:00:00Z'), deferBrotli });
 
-  it('builds the bytes a fresh worker builds, whatever it built before', async () => {
+  /** A worker kept across builds and a fresh one to compare it with, both closed afterwards. */
+  const withKeptAndFresh = async (compare: (kept: ContentBuilder, fresh: ContentBuilder) => Promise<void>) => {
     const kept = createContentBuilder();
     const fresh = createContentBuilder();
     try {
-      await kept.build(request(edited(' (one)')));
-      const [afterAnother, alone] = [await kept.build(request(edited(' (two)'))), await fresh.build(request(edited(' (two)')))];
-      expect(bodies(afterAnother)).toEqual(bodies(alone));
+      await compare(kept, fresh);
     } finally {
       await Promise.all([kept.close(), fresh.close()]);
     }
-  });
+  };
 
-  it('deferring brotli, sends the rest of the bytes a full build makes after the content', async () => {
-    const kept = createContentBuilder();
-    const fresh = createContentBuilder();
-    try {
+  it('builds the bytes a fresh worker builds, whatever it built before', () =>
+    withKeptAndFresh(async (kept, fresh) => {
+      await kept.build(request(edited(' (one)')));
+      const [afterAnother, alone] = [await kept.build(request(edited(' (two)'))), await fresh.build(request(edited(' (two)')))];
+      expect(bodies(afterAnother)).toEqual(bodies(alone));
+    }));
+
+  it('deferring brotli, sends the rest of the bytes a full build makes after the content', () =>
+    withKeptAndFresh(async (kept, fresh) => {
       await kept.build(request(edited(' (one)')));
       const deferred = await kept.build(request(edited(' (two)'), true));
       const alone = await fresh.build(request(edited(' (two)')));
@@ -94,15 +98,10 @@ describe('a kept build worker', () => {
       expect(bodies({ ok: true, content: { ...deferred.content, representations: snapshot.representations } })).toEqual(bodies(alone));
       // The next build waits for the late bodies and finds them kept.
       expect(bodies(await kept.build(request(edited(' (two)'))))).toEqual(bodies(alone));
-    } finally {
-      await Promise.all([kept.close(), fresh.close()]);
-    }
-  });
+    }));
 
-  it('given the version being served, builds the content a fresh worker builds and shares the unchanged reviews with it', async () => {
-    const kept = createContentBuilder();
-    const fresh = createContentBuilder();
-    try {
+  it('given the version being served, builds the content a fresh worker builds and shares the unchanged reviews with it', () =>
+    withKeptAndFresh(async (kept, fresh) => {
       const served = await kept.build(request(edited(' (one)')));
       if (!served.ok) throw new Error(served.rejection.summary);
       const [next, alone] = [await kept.build(request(edited(' (two)')), served.content), await fresh.build(request(edited(' (two)')))];
@@ -113,8 +112,5 @@ describe('a kept build worker', () => {
       const sharedReviews = next.content.input.reviews.filter((review, i) => review === served.content.input.reviews[i]);
       expect(sharedReviews.length).toBeGreaterThan(0);
       expect(sharedReviews.length).toBeLessThan(next.content.input.reviews.length);
-    } finally {
-      await Promise.all([kept.close(), fresh.close()]);
-    }
-  });
+    }));
 });
