@@ -110,8 +110,9 @@ export async function unpackOutcome(message: BuildMessage, betweenSlices: () => 
   if (reusedVersion !== null && held?.version !== reusedVersion) {
     return buildError(new Error(`the build reuses version ${reusedVersion}, but this thread holds ${held?.version ?? 'none'}`));
   }
-  const heldReviews = held?.input.reviews ?? [];
-  const heldAnalyses = held ? Object.entries(held.input.analysis.per_review) : [];
+  // Only content that left slices out reads the held version.
+  const heldReviews = reusedVersion !== null && held ? held.input.reviews : [];
+  const heldAnalyses = reusedVersion !== null && held ? Object.entries(held.input.analysis.per_review) : [];
   const reviews: Review[] = [];
   const perReview: Record<string, PerReviewAnalysis> = {};
   for (const [k, slice] of reviewSlices.entries()) {
