@@ -54,7 +54,7 @@ describe('startHttpService', () => {
 
   it('serves /metrics from the registry on the metrics port only', async () => {
     const { service: s, metrics } = await start(hello);
-    metrics.httpDuration.observe({ service: 'test', method: 'GET', route: '/x', status_code: '200' }, 0.001);
+    metrics.httpDuration.labels('test', 'GET', '/x', '200').observe(0.001);
     const res = await request(s.metricsUrl).get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
