@@ -11,12 +11,14 @@ const PATH = '/reviews.json';
 const HEADERS = { 'Accept-Encoding': 'gzip' };
 const WARMUP_SECONDS = 2;
 /**
- * Many short rounds rather than a few long ones: on a shared machine the same server's CPU per
- * request drifts by ±20 % from one ten-second spell to the next, and each variant's loss is taken
- * against the baseline of its own round (paired), so a drift that spans a round cancels out.
+ * Many short rounds, and in each the baseline measured again between every two variants: on a
+ * shared machine the same server's CPU per request drifts by ±20 % within tens of seconds, and
+ * pairing each variant with the mean of the baseline windows just before and after it (2 s away)
+ * cancels a drift that is steady across the three windows. Pairing each variant with one baseline
+ * window per round (up to 16 s away) left recorded losses swinging by ±8 points between runs.
  */
-const ROUNDS = 9;
-const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
+const ROUNDS = 10;
+const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 2);
 /** Servers under test on one CPU, wrk on the other (when taskset is there): no migrations between them. */
 const SERVER_CPU = 1;
 const WRK_CPU = 0;
@@ -47,6 +49,12 @@ async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The mean of two windows' figures, as a baseline for the window between them. */
+function meanOf(a: Round, b: Round): Round {
+  const mean = (x: number, y: number) => (x + y) / 2;
+  return { ...a, requestsPerSecond: mean(a.requestsPerSecond, b.requestsPerSecond), cpuMicrosPerRequest: mean(a.cpuMicrosPerRequest, b.cpuMicrosPerRequest), p99Ms: mean(a.p99Ms, b.p99Ms) };
 }
 
 async function measure(url: string, pid: number, cpu: number | undefined): Promise<Round> {
@@ -95,6 +103,8 @@ export async function overhead(): Promise<Section> {
   // so a load spike on the machine hits every variant alike; each figure is the median round.
   const services: Running[] = [];
   const rounds: Round[][] = variants.map(() => []);
+  /** For each variant's window, the mean of the baseline windows measured just before and after it. */
+  const neighbours: Round[][] = variants.map(() => []);
   let pinned = true;
   try {
     for (const variant of variants) {
@@ -109,7 +119,17 @@ export async function overhead(): Promise<Section> {
     // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
     for (const [i] of variants.entries()) await loadTest(url(i), { ...DEFAULT_LOAD, durationSeconds: WARMUP_SECONDS, headers: HEADERS });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i] of variants.entries()) rounds[i]!.push(await measure(url(i), services[i]!.child.pid!, wrkCpu));
+      // Baseline, variant 1, baseline, variant 2, …, baseline.
+      let baselineBefore = await measure(url(0), services[0]!.child.pid!, wrkCpu);
+      rounds[0]!.push(baselineBefore);
+      for (let i = 1; i < variants.length; i++) {
+        const measured = await measure(url(i), services[i]!.child.pid!, wrkCpu);
+        const baselineAfter = await measure(url(0), services[0]!.child.pid!, wrkCpu);
+        rounds[0]!.push(baselineAfter);
+        rounds[i]!.push(measured);
+        neighbours[i]!.push(meanOf(baselineBefore, baselineAfter));
+        baselineBefore = baselineAfter;
+      }
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
@@ -118,9 +138,9 @@ export async function overhead(): Promise<Section> {
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
   const errors = rounds.map((r) => r.reduce((sum, x) => sum + x.non2xx3xx + x.errors, 0));
-  // Paired: each round's figure against the baseline's in the same round, then the median over rounds.
-  // A CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
-  const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, rounds[0]![k]!))) * 100;
+  // Paired: each window against its neighbouring baseline windows, then the median over rounds. A
+  // CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
+  const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, neighbours[i]![k]!))) * 100;
   const cpuLoss = (i: number) => pairedLoss(i, (r, base) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest);
   const rpsLoss = (i: number) => pairedLoss(i, (r, base) => 1 - r.requestsPerSecond / base.requestsPerSecond);
   const rows = variants.map((v, i) => [
@@ -136,9 +156,9 @@ export async function overhead(): Promise<Section> {
     id: 'overhead',
     title: 'Observability overhead on the hottest endpoint',
     intro:
-      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s` +
+      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} rounds of ${ROUND_SECONDS} s windows, the baseline measured again between every two variants` +
       `${pinned ? ` (servers pinned to CPU ${SERVER_CPU}, wrk to CPU ${WRK_CPU})` : ''}; req/s, CPU and p99 are medians over the rounds. ` +
-      "Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the same round's baseline. " +
+      "Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the mean of the baseline windows just before and after the variant's. " +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
     targets: [
