@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, afterEach } from '@jest/globals';
@@ -79,7 +79,10 @@ describe('standalone', () => {
   it('keeps serving the old data when the file turns invalid, and says why on /readyz', async () => {
     const { url, file } = await startStandalone(valid(1));
     const before = await request(url).get('/reviews.json');
-    await writeFile(file, JSON.stringify({ business: 'nope' }));
+    // Written aside and renamed over: an in-place write can be read half-written (truncated), which
+    // is refused as invalid JSON instead, the case this test is not about.
+    await writeFile(`${file}.next`, JSON.stringify({ business: 'nope' }));
+    await rename(`${file}.next`, file);
     await waitFor(async () => (await request(url).get('/readyz')).body.lastRejection !== null, 5000, 'the rejection');
     const readyz = await request(url).get('/readyz');
     expect(readyz.status).toBe(200);
