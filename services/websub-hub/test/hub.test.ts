@@ -358,15 +358,19 @@ describe('renewals and secrets', () => {
   });
 
   it('a retry sends the newest content: a change during the retry delay supersedes the failed one', async () => {
+    // By now the shared hub holds every earlier test's subscriptions to the topic, and each delivery
+    // outcome is persisted with an fsync, one after another: on a CI machine busy with disk-heavy
+    // suites a change took over 5 s to reach this subscriber once.
+    const DELIVERY_WAIT_MS = 15_000;
     await subscribeVerified('newest');
     let posts = 0;
     subscriber.behave('newest', (req) => (req.method === 'POST' ? (++posts === 1 ? { status: 500 } : { status: 204 }) : 'echo'));
     await publishChange();
-    await waitFor(() => subscriber.notifications('newest').length === 1, 5000, 'first attempt');
+    await waitFor(() => subscriber.notifications('newest').length === 1, DELIVERY_WAIT_MS, 'first attempt');
     const latest = await publishChange();
-    await waitFor(() => subscriber.notifications('newest').length >= 2, 5000, 'second attempt');
+    await waitFor(() => subscriber.notifications('newest').length >= 2, DELIVERY_WAIT_MS, 'second attempt');
     const last = await publishChange();
-    await waitFor(() => subscriber.notifications('newest').some((n) => n.body.equals(last.topic('reviews').identity.body)), 5000, 'third change');
+    await waitFor(() => subscriber.notifications('newest').some((n) => n.body.equals(last.topic('reviews').identity.body)), DELIVERY_WAIT_MS, 'third change');
     const bodies = subscriber.notifications('newest').map((n) => n.body);
     // Never the stale content after the newer one, and the newer content exactly once.
     expect(bodies.filter((b) => b.equals(latest.topic('reviews').identity.body))).toHaveLength(1);
