@@ -9,17 +9,18 @@ import { freePort, type Running } from '../lib/processes.ts';
 const SERVER = 'bench/servers/read-api-observed.ts';
 const PATH = '/reviews.json';
 const HEADERS = { 'Accept-Encoding': 'gzip' };
-const WARMUP_SECONDS = 2;
+const WARMUP_SECONDS = 3;
 /**
- * Many short rounds, and in each the baseline measured again between every two variants: on a
- * shared machine the same server's CPU per request drifts by ±20 % within tens of seconds, and
- * pairing each variant with the mean of the baseline windows just before and after it (2 s away)
- * cancels a drift that is steady across the three windows. Pairing each variant with one baseline
- * window per round (up to 16 s away) left recorded losses swinging by ±8 points between runs.
+ * Each variant is measured at the same time as the baseline: both servers on one CPU, each loaded by
+ * its own wrk on the other, so the kernel's fair scheduler gives them equal shares of the same
+ * seconds and whatever else the shared machine does hits both alike. Measured one after the other,
+ * even 2 s apart with the baseline before and after, losses swung by ±8 points between runs of the
+ * same code; measured together, two identical servers agree within ~2 % and a variant's loss within
+ * a few points from round to round.
  */
-const ROUNDS = 10;
-const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 2);
-/** Servers under test on one CPU, wrk on the other (when taskset is there): no migrations between them. */
+const ROUNDS = 7;
+const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
+/** Servers under test on one CPU, the two wrk on the other (when taskset is there): no migrations between them. */
 const SERVER_CPU = 1;
 const WRK_CPU = 0;
 
@@ -51,17 +52,13 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** The mean of two windows' figures, as a baseline for the window between them. */
-function meanOf(a: Round, b: Round): Round {
-  const mean = (x: number, y: number) => (x + y) / 2;
-  return { ...a, requestsPerSecond: mean(a.requestsPerSecond, b.requestsPerSecond), cpuMicrosPerRequest: mean(a.cpuMicrosPerRequest, b.cpuMicrosPerRequest), p99Ms: mean(a.p99Ms, b.p99Ms) };
-}
-
-async function measure(url: string, pid: number, cpu: number | undefined): Promise<Round> {
-  const before = await cpuSeconds(pid);
-  const result = await loadTest(url, { ...DEFAULT_LOAD, durationSeconds: ROUND_SECONDS, headers: HEADERS, ...(cpu === undefined ? {} : { cpu }) });
-  const used = (await cpuSeconds(pid)) - before;
-  return { ...result, cpuMicrosPerRequest: (used / (result.requestsPerSecond * ROUND_SECONDS)) * 1e6 };
+/** One window: load two servers at once, each with its own wrk, and read each one's CPU time. */
+async function measurePair(servers: readonly [{ url: string; pid: number }, { url: string; pid: number }], cpu: number | undefined, seconds: number): Promise<[Round, Round]> {
+  const before = await Promise.all(servers.map((s) => cpuSeconds(s.pid)));
+  const results = await Promise.all(servers.map((s) => loadTest(s.url, { ...DEFAULT_LOAD, durationSeconds: seconds, headers: HEADERS, ...(cpu === undefined ? {} : { cpu }) })));
+  const after = await Promise.all(servers.map((s) => cpuSeconds(s.pid)));
+  const round = (i: number): Round => ({ ...results[i]!, cpuMicrosPerRequest: ((after[i]! - before[i]!) / (results[i]!.requestsPerSecond * seconds)) * 1e6 });
+  return [round(0), round(1)];
 }
 
 interface Variant {
@@ -99,48 +96,48 @@ export async function overhead(): Promise<Section> {
     },
     { name: 'metrics on, tracing to nowhere, info request logs to /dev/null', env: { LOG_LEVEL: 'info', ...(await exportingToNowhere()) }, preload: true },
   ];
-  // All variants run side by side (idle ones cost nothing) and are measured in alternating rounds,
-  // so a load spike on the machine hits every variant alike; each figure is the median round.
-  const services: Running[] = [];
+  // The baseline runs throughout; each variant runs only while it is measured, under continuous
+  // load like a serving pod, in windows shared with the baseline (`measurePair`).
   const rounds: Round[][] = variants.map(() => []);
-  /** For each variant's window, the mean of the baseline windows measured just before and after it. */
-  const neighbours: Round[][] = variants.map(() => []);
+  /** For each variant's window, the baseline's figures in that same window. */
+  const pairedBaseline: Round[][] = variants.map(() => []);
   let pinned = true;
+  const start = async (variant: Variant): Promise<Running> => {
+    const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
+    // startProcess discards stdout, so info logs cost their formatting and write, like a pod's.
+    const service = await startService(SERVER, { DATASET_FILE: file, ...variant.env }, extraArgs);
+    pinned = (await pin(service.child.pid!, SERVER_CPU)) && pinned;
+    return service;
+  };
+  const server = (service: Running) => ({ url: `http://127.0.0.1:${service.port}${PATH}`, pid: service.child.pid! });
+  const baselineService = await start(variants[0]!);
   try {
-    for (const variant of variants) {
-      const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
-      // startProcess discards stdout, so info logs cost their formatting and write, like a pod's.
-      const service = await startService(SERVER, { DATASET_FILE: file, ...variant.env }, extraArgs);
-      services.push(service);
-      pinned = (await pin(service.child.pid!, SERVER_CPU)) && pinned;
-    }
-    const wrkCpu = pinned ? WRK_CPU : undefined;
-    const url = (i: number) => `http://127.0.0.1:${services[i]!.port}${PATH}`;
-    // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
-    for (const [i] of variants.entries()) await loadTest(url(i), { ...DEFAULT_LOAD, durationSeconds: WARMUP_SECONDS, headers: HEADERS });
-    for (let round = 0; round < ROUNDS; round++) {
-      // Baseline, variant 1, baseline, variant 2, …, baseline.
-      let baselineBefore = await measure(url(0), services[0]!.child.pid!, wrkCpu);
-      rounds[0]!.push(baselineBefore);
-      for (let i = 1; i < variants.length; i++) {
-        const measured = await measure(url(i), services[i]!.child.pid!, wrkCpu);
-        const baselineAfter = await measure(url(0), services[0]!.child.pid!, wrkCpu);
-        rounds[0]!.push(baselineAfter);
-        rounds[i]!.push(measured);
-        neighbours[i]!.push(meanOf(baselineBefore, baselineAfter));
-        baselineBefore = baselineAfter;
+    for (let i = 1; i < variants.length; i++) {
+      const service = await start(variants[i]!);
+      try {
+        const wrkCpu = pinned ? WRK_CPU : undefined;
+        // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
+        await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS);
+        for (let round = 0; round < ROUNDS; round++) {
+          const [baseline, measured] = await measurePair([server(baselineService), server(service)], wrkCpu, ROUND_SECONDS);
+          rounds[0]!.push(baseline);
+          rounds[i]!.push(measured);
+          pairedBaseline[i]!.push(baseline);
+        }
+      } finally {
+        await service.stop();
       }
     }
   } finally {
-    await Promise.all(services.map((s) => s.stop()));
+    await baselineService.stop();
   }
   const rps = rounds.map((r) => median(r.map((x) => x.requestsPerSecond)));
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
   const errors = rounds.map((r) => r.reduce((sum, x) => sum + x.non2xx3xx + x.errors, 0));
-  // Paired: each window against its neighbouring baseline windows, then the median over rounds. A
+  // Paired: each window against the baseline in the same window, then the median over rounds. A
   // CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
-  const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, neighbours[i]![k]!))) * 100;
+  const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, pairedBaseline[i]![k]!))) * 100;
   const cpuLoss = (i: number) => pairedLoss(i, (r, base) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest);
   const rpsLoss = (i: number) => pairedLoss(i, (r, base) => 1 - r.requestsPerSecond / base.requestsPerSecond);
   const rows = variants.map((v, i) => [
@@ -156,9 +153,9 @@ export async function overhead(): Promise<Section> {
     id: 'overhead',
     title: 'Observability overhead on the hottest endpoint',
     intro:
-      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on, all running side by side and measured in ${ROUNDS} rounds of ${ROUND_SECONDS} s windows, the baseline measured again between every two variants` +
-      `${pinned ? ` (servers pinned to CPU ${SERVER_CPU}, wrk to CPU ${WRK_CPU})` : ''}; req/s, CPU and p99 are medians over the rounds. ` +
-      "Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the mean of the baseline windows just before and after the variant's. " +
+      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on. Each variant runs beside the baseline (everything off) and is loaded in ${ROUNDS} back-to-back windows of ${ROUND_SECONDS} s (after ${WARMUP_SECONDS} s of warm-up) at the same time as the baseline, each server by its own wrk` +
+      `${pinned ? ` (both servers pinned to CPU ${SERVER_CPU}, both wrk to CPU ${WRK_CPU})` : ''}, so the two share the same seconds of one core: req/s is each server's half of that core, CPU and p99 are medians over the rounds. ` +
+      'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the baseline measured in the same window. ' +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
     targets: [
@@ -166,9 +163,9 @@ export async function overhead(): Promise<Section> {
     ],
     commands: [
       'npm run bench -- overhead',
-      `taskset -c ${WRK_CPU} wrk -t1 -c${DEFAULT_LOAD.connections} -d${ROUND_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}`,
+      `taskset -c ${WRK_CPU} wrk -t1 -c${DEFAULT_LOAD.connections} -d${ROUND_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}   # two at once: the baseline's port and the variant's`,
     ],
-    tables: [{ columns: ['variant', 'req/s', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows }],
+    tables: [{ columns: ['variant', 'req/s (sharing a core with the baseline)', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows }],
     figures: {
       off_rps: Math.round(rps[0]!),
       off_cpu_us: Number(cpu[0]!.toFixed(1)),
