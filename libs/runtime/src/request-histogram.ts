@@ -31,6 +31,8 @@ interface Exported {
  * (bench suite `overhead`). Here `labels()` fixes a series once and its observer adds to a typed array.
  * The exposition is what prom-client writes for the same observations, series in first-observed
  * order (request-histogram.test.ts compares the two), and it registers in a prom-client Registry.
+ * One difference: a series is exported from its `labels()` call on, with zero counts until its
+ * first observation (prom-client exports it from that observation).
  */
 export class RequestHistogram<L extends string> {
   readonly type = 'histogram' as const;
