@@ -98,6 +98,7 @@ export async function overhead(): Promise<Section> {
   ];
   // The baseline runs throughout; each variant runs only while it is measured, under continuous
   // load like a serving pod, in windows shared with the baseline (`measurePair`).
+  /** Each variant's windows; the baseline's are all those it shared (`pairedBaseline`). */
   const rounds: Round[][] = variants.map(() => []);
   /** For each variant's window, the baseline's figures in that same window. */
   const pairedBaseline: Round[][] = variants.map(() => []);
@@ -120,7 +121,6 @@ export async function overhead(): Promise<Section> {
         await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS);
         for (let round = 0; round < ROUNDS; round++) {
           const [baseline, measured] = await measurePair([server(baselineService), server(service)], wrkCpu, ROUND_SECONDS);
-          rounds[0]!.push(baseline);
           rounds[i]!.push(measured);
           pairedBaseline[i]!.push(baseline);
         }
@@ -131,6 +131,7 @@ export async function overhead(): Promise<Section> {
   } finally {
     await baselineService.stop();
   }
+  rounds[0] = pairedBaseline.flat();
   const rps = rounds.map((r) => median(r.map((x) => x.requestsPerSecond)));
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));

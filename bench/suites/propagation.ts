@@ -36,9 +36,11 @@ async function histograms(metricsPort: number): Promise<{ build: Histogram; prop
   return { build: await read('dataset_snapshot_build_duration_seconds'), propagation: await read('dataset_propagation_seconds'), cpuSeconds: await scrapeValue(metricsPort, 'process_cpu_seconds_total') };
 }
 
-/** The identity ETag of /reviews.json every replica must serve for `input` (representations are deterministic). */
-function reviewsEtag(input: DatasetInput): string {
-  return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).representations.reviews.identity.etag;
+/** The ETags of /reviews.json every replica must serve for `input`, identity and brotli (representations are deterministic). */
+function reviewsEtags(input: DatasetInput): { identity: string; br: string } {
+  const { identity, br } = buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).representations.reviews;
+  if (!br) throw new Error('the reviews document of the benchmark dataset has no brotli variant');
+  return { identity: identity.etag, br: br.etag };
 }
 
 /**
@@ -54,14 +56,11 @@ async function servesAt(pollAgent: Agent, port: number, etag: string, start: num
   throw new Error(`${what}: the replica on port ${port} did not serve ETag ${etag} within ${CONVERGE_TIMEOUT_MS} ms`);
 }
 
-/** The brotli variant's ETag of a document whose identity ETag is `etag` (representation.ts). */
-const brotliEtag = (etag: string) => etag.replace(/"$/, '-br"');
-
 /** Publish → the last of three read-api replicas (separate processes following NATS) serving the new ETag. */
 export async function propagation(): Promise<Section> {
   const load = loadNote();
   const inputs = editedVersions(datasetInput(REVIEWS, 11), WARMUP_PUBLISHES + PUBLISHES + 1);
-  const etags = inputs.map(reviewsEtag);
+  const etags = inputs.map(reviewsEtags);
 
   const nats = await startBenchNats();
   const replicas: Running[] = [];
@@ -85,17 +84,17 @@ export async function propagation(): Promise<Section> {
       metricsPorts.push(metricsPort);
       replicas.push(await startService('services/read-api/dist/main.js', { NATS_URL: nats.url, METRICS_PORT: String(metricsPort) }));
     }
-    for (const replica of replicas) await servesAt(pollAgent, replica.port, etags[0]!, performance.now(), 'first dataset');
+    for (const replica of replicas) await servesAt(pollAgent, replica.port, etags[0]!.identity, performance.now(), 'first dataset');
     for (let n = 1; n <= WARMUP_PUBLISHES; n++) {
       await store.publish(inputs[n]!);
-      for (const replica of replicas) await servesAt(pollAgent, replica.port, brotliEtag(etags[n]!), performance.now(), `warm-up publish ${n}`, 'br');
+      for (const replica of replicas) await servesAt(pollAgent, replica.port, etags[n]!.br, performance.now(), `warm-up publish ${n}`, 'br');
     }
     const before = await Promise.all(metricsPorts.map(histograms));
     const cpuBefore = process.cpuUsage();
 
     for (let n = WARMUP_PUBLISHES + 1; n <= WARMUP_PUBLISHES + PUBLISHES; n++) {
       const start = performance.now();
-      const arrivals = replicas.map((r) => servesAt(pollAgent, r.port, etags[n]!, start, `publish ${n - WARMUP_PUBLISHES} of ${PUBLISHES}`));
+      const arrivals = replicas.map((r) => servesAt(pollAgent, r.port, etags[n]!.identity, start, `publish ${n - WARMUP_PUBLISHES} of ${PUBLISHES}`));
       const outcome = await store.publish(inputs[n]!);
       if (outcome.status !== 'published') throw new Error(`publish ${n} was ${outcome.status}`);
       publishMs.push(performance.now() - start);
@@ -104,7 +103,7 @@ export async function propagation(): Promise<Section> {
       lastMs.push(Math.max(...times));
       // Settled before the next publish, as replicas are between real publishes (minutes apart): the
       // brotli variants each replica makes after its swap (ADR 0007) are served.
-      const settled = await Promise.all(replicas.map((r) => servesAt(pollAgent, r.port, brotliEtag(etags[n]!), start, `brotli of publish ${n - WARMUP_PUBLISHES}`, 'br')));
+      const settled = await Promise.all(replicas.map((r) => servesAt(pollAgent, r.port, etags[n]!.br, start, `brotli of publish ${n - WARMUP_PUBLISHES}`, 'br')));
       brotliMs.push(Math.max(...settled));
     }
     benchCpu = process.cpuUsage(cpuBefore);
