@@ -89,6 +89,9 @@ export async function overhead(): Promise<Section> {
     { name: 'metrics off, tracing off', env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn' }, preload: false },
     { name: 'metrics on, tracing off', env: { LOG_LEVEL: 'warn' }, preload: false },
     { name: 'metrics on, tracing exporting to nowhere', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()) }, preload: true },
+    // The SDK loaded and every request given its unsampled span, none recorded: what tracing costs
+    // before any span is recorded or exported (ADR 0009, fifth-session addendum).
+    { name: 'metrics on, tracing loaded, always_off sampler', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'always_off' }, preload: true },
     {
       name: "metrics on, tracing to nowhere, chart's default sampling (10%)",
       env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
@@ -160,7 +163,7 @@ export async function overhead(): Promise<Section> {
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
     targets: [
-      '≤ 10% throughput loss with metrics on and tracing exporting to nowhere, against everything off: every request sampled (third row) and at the Helm chart\'s default sampling of 10% of root traces (fourth row)',
+      '≤ 10% throughput loss with metrics on and tracing exporting to nowhere, against everything off: every request sampled (third row) and at the Helm chart\'s default sampling of 10% of root traces (fifth row)',
     ],
     commands: [
       'npm run bench -- overhead',
@@ -172,8 +175,9 @@ export async function overhead(): Promise<Section> {
       off_cpu_us: Number(cpu[0]!.toFixed(1)),
       metrics_loss_pct: Number(cpuLoss(1).toFixed(1)),
       metrics_tracing_loss_pct: Number(cpuLoss(2).toFixed(1)),
-      metrics_tracing_sampled_10pct_loss_pct: Number(cpuLoss(3).toFixed(1)),
-      with_request_logs_loss_pct: Number(cpuLoss(4).toFixed(1)),
+      tracing_always_off_loss_pct: Number(cpuLoss(3).toFixed(1)),
+      metrics_tracing_sampled_10pct_loss_pct: Number(cpuLoss(4).toFixed(1)),
+      with_request_logs_loss_pct: Number(cpuLoss(5).toFixed(1)),
     },
   };
 }
