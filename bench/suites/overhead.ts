@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { fmt, type Section } from '../lib/report.ts';
+import { percentile } from '../lib/stats.ts';
 import { loadTest, DEFAULT_LOAD, type LoadResult } from '../lib/wrk.ts';
 import { dataset, startService } from '../lib/context.ts';
 import { freePort, type Running } from '../lib/processes.ts';
@@ -41,9 +42,7 @@ interface Round extends LoadResult {
   readonly cpuMicrosPerRequest: number;
 }
 
-function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-}
+const median = (values: readonly number[]): number => percentile(values, 50);
 
 /** utime + stime of a process in seconds (Linux /proc, USER_HZ = 100). */
 async function cpuSeconds(pid: number): Promise<number> {
