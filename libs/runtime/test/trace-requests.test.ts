@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, propagation, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { tracing } from '@opentelemetry/sdk-node';
 import { createHttpServer, createLogger, createMetrics, inRequestSpan, observeRequest, withSyncSpan } from '@reviews/runtime';
 import { traceRequests } from '../src/http/trace-requests.js';
+import { RequestSpan, requestSpanSink } from '../src/http/request-span.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -70,5 +73,55 @@ describe('traceRequests', () => {
     expect(child?.spanContext().traceId).toBe(server?.spanContext().traceId);
     expect(child?.parentSpanContext?.spanId).toBe(server?.spanContext().spanId);
     expect(trace.getSpan(context.active())).toBeUndefined();
+  });
+
+  it("records the request span outside the SDK's tracer and hands it to the SDK's processor, which exports it", async () => {
+    exporter.reset();
+    const before = Date.now();
+    const response = await fetch(`${url}/items/7`);
+    await response.text();
+    const deadline = Date.now() + 2_000;
+    while (exporter.getFinishedSpans().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const [span] = exporter.getFinishedSpans();
+    expect(span).toBeInstanceOf(RequestSpan);
+    expect(span?.kind).toBe(SpanKind.SERVER);
+    expect(span?.instrumentationScope.name).toBe('public-reviews');
+    expect(span?.resource.attributes['service.name']).toEqual(expect.any(String));
+    expect(span?.parentSpanContext).toBeUndefined();
+    const nanos = ([seconds, fraction]: [number, number]) => seconds * 1e9 + fraction;
+    const start = nanos(span!.startTime);
+    const end = nanos(span!.endTime);
+    expect(start / 1e6).toBeGreaterThanOrEqual(before - 1);
+    expect(start / 1e6).toBeLessThanOrEqual(Date.now());
+    expect(end).toBeGreaterThanOrEqual(start);
+    expect(Math.abs(nanos(span!.duration) - (end - start))).toBeLessThan(1e6);
+    // What the OTLP exporters send: the same serialization the SDK's own spans go through.
+    const request = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest([span!]))) as {
+      resourceSpans: { scopeSpans: { scope: { name: string }; spans: Record<string, unknown>[] }[] }[];
+    };
+    const [{ scopeSpans: [{ scope, spans: [exported] }] }] = request.resourceSpans as [{ scopeSpans: [{ scope: { name: string }; spans: [Record<string, unknown>] }] }];
+    expect(scope.name).toBe('public-reviews');
+    expect(exported).toMatchObject({ name: 'GET /items/:id', kind: 2, traceId: span!.spanContext().traceId, spanId: span!.spanContext().spanId, status: { code: 0 } });
+    expect(exported.attributes).toEqual(expect.arrayContaining([{ key: 'http.response.status_code', value: { intValue: 200 } }]));
+  });
+
+  it("lets the SDK's sampler decide: a caller's unsampled trace records nothing, not even the child spans, and still logs its ids", async () => {
+    exporter.reset();
+    lines.length = 0;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await fetch(`${url}/items/with-child`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-00` } });
+    await response.text();
+    const deadline = Date.now() + 2_000;
+    while (!lines.some((l) => l.includes('"msg":"request"')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const log = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
+    expect(log).toMatchObject({ trace_id: traceId });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('finds the sink in the tracers of both installed SDK copies, and none in the no-op tracer', () => {
+    // sdk-node carries its own copy of the SDK: pods run that one, these tests the top-level one.
+    expect(requestSpanSink(new tracing.BasicTracerProvider().getTracer('public-reviews'))).not.toBeNull();
+    expect(requestSpanSink(provider.getTracer('public-reviews'))).not.toBeNull();
+    expect(requestSpanSink(new ProxyTracerProvider().getTracer('x'))).toBeNull();
   });
 });

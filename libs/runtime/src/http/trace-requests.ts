@@ -1,22 +1,59 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
+import { RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
 
 const TRACER_NAME = 'public-reviews';
 const SPAN = Symbol('serverSpan');
 const PARENT = Symbol('serverSpanParent');
+/** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
+const NOT_RECORD = 0;
+const RECORD_AND_SAMPLED = 2;
 
 interface Traced extends ServerResponse {
   [SPAN]?: Span;
   [PARENT]?: Context;
 }
 
+/** The SDK tracer behind the API's proxy, once the SDK registered its provider. */
+function registeredTracer(): unknown {
+  const provider = trace.getTracerProvider();
+  const registered = 'getDelegate' in provider ? (provider as ProxyTracerProvider).getDelegate() : provider;
+  return registered.getTracer(TRACER_NAME);
+}
+
+/**
+ * The SDK's decision for a request, and its span: a RequestSpan when sampled, otherwise a
+ * non-recording span that carries the decision to child spans. Mirrors the SDK tracer's startSpan
+ * for a SERVER span without attributes or links; a request's context is the root or its caller's,
+ * so tracing is never suppressed there.
+ */
+function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context): Span {
+  const parentSpanContext = trace.getSpanContext(parent);
+  const validParent = parentSpanContext !== undefined && trace.isSpanContextValid(parentSpanContext) ? parentSpanContext : undefined;
+  const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
+  const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, {}, []);
+  const traceState = decision.traceState ?? validParent?.traceState;
+  const spanContext: SpanContext = {
+    traceId,
+    spanId: sink.ids.generateSpanId(),
+    traceFlags: decision.decision === RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    ...(traceState ? { traceState } : {}),
+  };
+  if (decision.decision === NOT_RECORD) return trace.wrapSpanContext(spanContext);
+  const span = new RequestSpan(sink, name, spanContext, validParent, { ...decision.attributes });
+  sink.processor.onStart(span as never, parent);
+  return span;
+}
+
 /**
  * One SERVER span per request, parented by the caller's W3C `traceparent`. Deliberately lean: the
  * fast path answers in tens of microseconds, and the generic HTTP instrumentation cost more than the
- * request itself (bench suite `overhead`). observeRequest, which every service calls first for every
- * request, names the span after the route template (`GET /api/reviews/since/:date`; raw URLs never go
- * in a span) and ends it with the response, on the listener it records the metrics from.
+ * request itself (bench suite `overhead`). With the SDK's tracer registered, the span is a
+ * RequestSpan that the SDK's sampler, processor and exporter still handle; with any other tracer it
+ * is that tracer's. observeRequest, which every service calls first for every request, names the
+ * span after the route template (`GET /api/reviews/since/:date`; raw URLs never go in a span) and
+ * ends it with the response, on the listener it records the metrics from.
  *
  * The span is not made the active context here: that costs a context and an async-context frame per
  * request, and a precomputed document starts no child span. Handlers that do (searches, express
@@ -24,11 +61,15 @@ interface Traced extends ServerResponse {
  */
 export function traceRequests(handler: RequestHandler): RequestHandler {
   const tracer = trace.getTracer(TRACER_NAME);
+  /** Looked up at the first request: the SDK registers its provider before a service serves. */
+  let sink: RequestSpanSink | null | undefined;
   return (req: IncomingMessage, res: ServerResponse) => {
     const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, req.headers);
+    if (sink === undefined) sink = requestSpanSink(registeredTracer());
+    const name = req.method ?? 'UNKNOWN';
     // A span the sampler dropped records nothing, but it is kept: child spans inherit the "not
     // sampled" decision instead of starting traces of their own.
-    const span = tracer.startSpan(req.method ?? 'UNKNOWN', { kind: SpanKind.SERVER }, parent);
+    const span = sink === null ? tracer.startSpan(name, { kind: SpanKind.SERVER }, parent) : startRequestSpan(sink, name, parent);
     const traced = res as Traced;
     traced[SPAN] = span;
     traced[PARENT] = parent;

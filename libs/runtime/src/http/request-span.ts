@@ -1,0 +1,157 @@
+import { performance } from 'node:perf_hooks';
+import { SpanKind, SpanStatusCode, type Attributes, type AttributeValue, type Exception, type HrTime, type Link, type Span, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api';
+import type { IdGenerator, ReadableSpan, Sampler, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * What a request span needs from the tracer the SDK configured: its sampler, id generator, span
+ * processor (the batch processor and exporter the OTEL_* variables chose), resource and scope.
+ */
+export interface RequestSpanSink {
+  readonly sampler: Sampler;
+  readonly ids: IdGenerator;
+  readonly processor: SpanProcessor;
+  readonly resource: ReadableSpan['resource'];
+  readonly scope: ReadableSpan['instrumentationScope'];
+}
+
+/** The SDK's `Tracer` (sdk-trace 2.x) keeps these as fields; they are not part of its public API. */
+interface SdkTracerFields {
+  readonly _sampler?: Sampler;
+  readonly _idGenerator?: IdGenerator;
+  readonly _spanProcessor?: SpanProcessor;
+  readonly _resource?: ReadableSpan['resource'];
+  readonly instrumentationScope?: ReadableSpan['instrumentationScope'];
+}
+
+/**
+ * The sink behind an SDK tracer, or null for any other tracer (the API's no-op one, or an SDK whose
+ * fields moved): callers then start spans through the tracer, as before. A test checks that the
+ * installed SDK yields a sink, so an upgrade that moves these fields fails CI instead of silently
+ * costing the fast path again.
+ */
+export function requestSpanSink(tracer: unknown): RequestSpanSink | null {
+  const { _sampler: sampler, _idGenerator: ids, _spanProcessor: processor, _resource: resource, instrumentationScope: scope } = (tracer ?? {}) as SdkTracerFields;
+  if (!sampler || !ids || !processor || !resource || !scope) return null;
+  return { sampler, ids, processor, resource, scope };
+}
+
+const NANOS_PER_MILLI = 1e6;
+
+function hrTimeOf(epochMillis: number): HrTime {
+  const seconds = Math.floor(epochMillis / 1000);
+  return [seconds, Math.round((epochMillis - seconds * 1000) * NANOS_PER_MILLI)];
+}
+
+function hrDuration(millis: number): HrTime {
+  return hrTimeOf(Math.max(0, millis));
+}
+
+function epochMillisOf(time: TimeInput): number {
+  if (typeof time === 'number') return time < performance.timeOrigin ? performance.timeOrigin + time : time;
+  if (time instanceof Date) return time.getTime();
+  return time[0] * 1000 + time[1] / NANOS_PER_MILLI;
+}
+
+/**
+ * A request's SERVER span, recorded as a plain object and handed to the SDK's span processor when it
+ * ends. The SDK's own span costs several times more on a path that answers in tens of microseconds
+ * (ADR 0009, fifth-session addendum); the SDK still samples, batches and exports it. It carries what
+ * the runtime puts on a request span (name, a few attributes, status, events for exceptions) without
+ * the SDK's span limits, which only matter for attributes set by other code.
+ */
+export class RequestSpan implements Span, ReadableSpan {
+  readonly kind = SpanKind.SERVER;
+  readonly startTime: HrTime;
+  endTime: HrTime = [0, 0];
+  duration: HrTime = [0, 0];
+  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  readonly links: Link[] = [];
+  readonly events: TimedEvent[] = [];
+  ended = false;
+  readonly droppedAttributesCount = 0;
+  readonly droppedEventsCount = 0;
+  readonly droppedLinksCount = 0;
+  readonly resource: ReadableSpan['resource'];
+  readonly instrumentationScope: ReadableSpan['instrumentationScope'];
+  readonly parentSpanContext?: SpanContext;
+  readonly #startedAt = performance.now();
+
+  constructor(
+    private readonly sink: RequestSpanSink,
+    public name: string,
+    private readonly context: SpanContext,
+    parent: SpanContext | undefined,
+    readonly attributes: Attributes,
+  ) {
+    if (parent !== undefined) this.parentSpanContext = parent;
+    this.startTime = hrTimeOf(performance.timeOrigin + this.#startedAt);
+    this.resource = sink.resource;
+    this.instrumentationScope = sink.scope;
+  }
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  isRecording(): boolean {
+    return !this.ended;
+  }
+
+  setAttribute(key: string, value: AttributeValue | undefined): this {
+    if (!this.ended && value !== undefined) this.attributes[key] = value;
+    return this;
+  }
+
+  setAttributes(attributes: Attributes): this {
+    for (const [key, value] of Object.entries(attributes)) this.setAttribute(key, value);
+    return this;
+  }
+
+  addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
+    if (this.ended) return this;
+    const attributes = attributesOrTime === undefined || typeof attributesOrTime === 'number' || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date ? {} : (attributesOrTime as Attributes);
+    const at = time ?? (attributes === attributesOrTime ? undefined : (attributesOrTime as TimeInput | undefined));
+    this.events.push({ name, attributes, time: hrTimeOf(at === undefined ? performance.timeOrigin + performance.now() : epochMillisOf(at)), droppedAttributesCount: 0 });
+    return this;
+  }
+
+  addLink(link: Link): this {
+    if (!this.ended) this.links.push(link);
+    return this;
+  }
+
+  addLinks(links: Link[]): this {
+    for (const link of links) this.addLink(link);
+    return this;
+  }
+
+  setStatus(status: SpanStatus): this {
+    if (!this.ended && this.status.code !== SpanStatusCode.OK) this.status = { ...status };
+    return this;
+  }
+
+  updateName(name: string): this {
+    if (!this.ended) this.name = name;
+    return this;
+  }
+
+  recordException(exception: Exception, time?: TimeInput): void {
+    const attributes: Attributes =
+      typeof exception === 'string'
+        ? { 'exception.message': exception }
+        : { 'exception.type': exception.name ?? String(exception.code ?? ''), 'exception.message': exception.message ?? '', 'exception.stacktrace': exception.stack ?? '' };
+    this.addEvent('exception', attributes, time);
+  }
+
+  end(endTime?: TimeInput): void {
+    if (this.ended) return;
+    const elapsed = endTime === undefined ? performance.now() - this.#startedAt : epochMillisOf(endTime) - (performance.timeOrigin + this.#startedAt);
+    // As the SDK does: an end before the start ends the span at its start.
+    this.endTime = elapsed < 0 ? this.startTime : hrTimeOf(performance.timeOrigin + this.#startedAt + elapsed);
+    this.duration = hrDuration(elapsed);
+    // The SDK's processors type their argument as its own span class; they only read ReadableSpan.
+    this.sink.processor.onEnding?.(this as never);
+    this.ended = true;
+    this.sink.processor.onEnd(this);
+  }
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from '@jest/globals';
+import { SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { RequestSpan, requestSpanSink, type RequestSpanSink } from '../src/http/request-span.js';
+
+function setup(): { exporter: InMemorySpanExporter; sink: RequestSpanSink } {
+  const exporter = new InMemorySpanExporter();
+  const sink = requestSpanSink(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('public-reviews'));
+  if (sink === null) throw new Error('the installed SDK yields no request span sink');
+  return { exporter, sink };
+}
+
+const context = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED };
+
+describe('RequestSpan', () => {
+  it('is exported once, when it ends, and changes nothing after that', () => {
+    const { exporter, sink } = setup();
+    const span = new RequestSpan(sink, 'GET', context, undefined, {});
+    span.updateName('GET /reviews.json').setAttribute('http.route', '/reviews.json');
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    span.end();
+    span.end();
+    span.setAttribute('late', 1).updateName('late').setStatus({ code: SpanStatusCode.ERROR });
+    expect(exporter.getFinishedSpans()).toHaveLength(1);
+    expect(span.isRecording()).toBe(false);
+    expect(span.name).toBe('GET /reviews.json');
+    expect(span.attributes).toEqual({ 'http.route': '/reviews.json' });
+    expect(span.status).toEqual({ code: SpanStatusCode.UNSET });
+  });
+
+  it('records exceptions as events and keeps an OK status final, as the SDK does', () => {
+    const { exporter, sink } = setup();
+    const span = new RequestSpan(sink, 'GET', context, { ...context, spanId: '00f067aa0ba902b7', isRemote: true }, {});
+    span.recordException(new TypeError('boom'));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'boom' });
+    span.addEvent('retry', { attempt: 2 });
+    span.end();
+    const [exported] = exporter.getFinishedSpans();
+    expect(exported?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(exported?.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['exception', { 'exception.type': 'TypeError', 'exception.message': 'boom', 'exception.stacktrace': expect.stringContaining('TypeError: boom') }],
+      ['retry', { attempt: 2 }],
+    ]);
+    expect(exported?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'boom' });
+    const ok = new RequestSpan(sink, 'GET', context, undefined, {});
+    ok.setStatus({ code: SpanStatusCode.OK });
+    ok.setStatus({ code: SpanStatusCode.ERROR });
+    expect(ok.status.code).toBe(SpanStatusCode.OK);
+  });
+
+  it('ends a span given an end before its start at its start, as the SDK does', () => {
+    const { sink } = setup();
+    const span = new RequestSpan(sink, 'GET', context, undefined, {});
+    span.end(new Date(Date.now() - 60_000));
+    expect(span.duration).toEqual([0, 0]);
+    expect(span.endTime).toEqual(span.startTime);
+  });
+});
