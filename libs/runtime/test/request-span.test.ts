@@ -48,6 +48,17 @@ describe('RequestSpan', () => {
     expect(ok.status.code).toBe(SpanStatusCode.OK);
   });
 
+  it('reads a time given in place of the attributes as the event time, as the SDK does', () => {
+    const { sink } = setup();
+    const span = new RequestSpan(sink, 'GET', context, undefined, {});
+    span.addEvent('at epoch', new Date(1_500));
+    span.addEvent('with both', { attempt: 1 }, [2, 5]);
+    expect(span.events.map((e) => [e.name, e.attributes, e.time])).toEqual([
+      ['at epoch', {}, [1, 500_000_000]],
+      ['with both', { attempt: 1 }, [2, 5]],
+    ]);
+  });
+
   it('ends a span given an end before its start at its start, as the SDK does', () => {
     const { sink } = setup();
     const span = new RequestSpan(sink, 'GET', context, undefined, {});

@@ -35,6 +35,7 @@ export function requestSpanSink(tracer: unknown): RequestSpanSink | null {
   return { sampler, ids, processor, resource, scope };
 }
 
+// The SDK's time helpers live in @opentelemetry/core, which untraced servers do not load.
 const NANOS_PER_MILLI = 1e6;
 
 function hrTimeOf(epochMillis: number): HrTime {
@@ -109,8 +110,10 @@ export class RequestSpan implements Span, ReadableSpan {
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.ended) return this;
-    const attributes = attributesOrTime === undefined || typeof attributesOrTime === 'number' || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date ? {} : (attributesOrTime as Attributes);
-    const at = time ?? (attributes === attributesOrTime ? undefined : (attributesOrTime as TimeInput | undefined));
+    // As the SDK reads it: a time in second place stands for the time, with no attributes.
+    const timeSecond = typeof attributesOrTime === 'number' || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date;
+    const attributes = timeSecond || attributesOrTime === undefined ? {} : (attributesOrTime as Attributes);
+    const at = timeSecond ? (attributesOrTime as TimeInput) : time;
     this.events.push({ name, attributes, time: hrTimeOf(at === undefined ? performance.timeOrigin + performance.now() : epochMillisOf(at)), droppedAttributesCount: 0 });
     return this;
   }
