@@ -2,7 +2,8 @@ import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes,
 
 export { SpanKind };
 
-const TRACER_NAME = 'public-reviews';
+/** The one tracer the runtime's spans come from, request spans included. */
+export const TRACER_NAME = 'public-reviews';
 
 /**
  * Tracing is on only when an exporter is configured through the standard OTEL_* variables; otherwise

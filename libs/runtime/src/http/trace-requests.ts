@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
+import { TRACER_NAME } from '../tracing.js';
 
-const TRACER_NAME = 'public-reviews';
 const SPAN = Symbol('serverSpan');
 const PARENT = Symbol('serverSpanParent');
 /** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
