@@ -1,11 +1,13 @@
 /**
  * Preloaded with `node --import @reviews/runtime/instrumentation <service main>` so express is
- * instrumented before it is imported (ESM needs the loader hook registered first). Incoming HTTP
+ * instrumented before it is imported (ESM needs the loader hook registered first). The hook is
+ * import-in-the-middle's synchronous one (`module.registerHooks`), run on the main thread: the
+ * `module.register` hook the OpenTelemetry docs show runs on a loader thread that stays for the
+ * life of the process, with the threads and ~45 MB it brings (ADR 0009). Incoming HTTP
  * requests get their SERVER span from the runtime itself (http/trace-requests.ts): the generic HTTP
  * instrumentation cost more than a precomputed response (bench suite `overhead`).
  * Exporter, endpoint, sampler and resource come only from the standard OTEL_* variables.
  */
-import { register } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { PooledIdGenerator } from './trace-ids.js';
 import { tracingEnabled } from './tracing.js';
@@ -17,8 +19,12 @@ if (tracingEnabled()) {
   // dies there, which grew the old generation ~1-2.5 MB per scavenge under load and brought full
   // collections, with a collector answering or not (ADR 0009). Without pretenuring spans die young.
   setFlagsFromString('--no-allocation-site-pretenuring');
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const [{ NodeSDK }, { ExpressInstrumentation }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/instrumentation-express')]);
+  const [{ register }, { NodeSDK }, { ExpressInstrumentation }] = await Promise.all([
+    import('import-in-the-middle/register-hooks.mjs'),
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-express'),
+  ]);
+  register();
   const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: new PooledIdGenerator() });
   sdk.start();
   // Flush spans on the way out; the service's own SIGTERM handler drains requests first.
