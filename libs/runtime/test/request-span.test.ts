@@ -66,4 +66,37 @@ describe('RequestSpan', () => {
     expect(span.duration).toEqual([0, 0]);
     expect(span.endTime).toEqual(span.startTime);
   });
+
+  it('keeps each span its own status, links, events and attributes, starting from the same empty ones', () => {
+    const { sink } = setup();
+    const sampledWith = { 'sampler.rule': 'default' };
+    const changed = new RequestSpan(sink, 'GET', context, undefined, sampledWith);
+    const untouched = new RequestSpan(sink, 'GET', context, undefined, sampledWith);
+    changed.setStatus({ code: SpanStatusCode.ERROR, message: 'boom' });
+    changed.addLink({ context });
+    changed.addEvent('retry');
+    changed.setAttribute('http.route', '/reviews.json');
+    expect(changed.links).toHaveLength(1);
+    expect(changed.events).toHaveLength(1);
+    expect(untouched.status).toEqual({ code: SpanStatusCode.UNSET });
+    expect(untouched.links).toEqual([]);
+    expect(untouched.events).toEqual([]);
+    expect(untouched.attributes).toEqual({ 'sampler.rule': 'default' });
+    expect(sampledWith).toEqual({ 'sampler.rule': 'default' });
+  });
+
+  it('reads its start, end and duration as the SDK span does: zero until it ends', () => {
+    const { sink } = setup();
+    const before = Date.now();
+    const span = new RequestSpan(sink, 'GET', context, undefined, undefined);
+    const startMillis = span.startTime[0] * 1000 + span.startTime[1] / 1e6;
+    expect(startMillis).toBeGreaterThanOrEqual(before - 1);
+    expect(startMillis).toBeLessThanOrEqual(Date.now() + 1);
+    expect(span.endTime).toEqual([0, 0]);
+    expect(span.duration).toEqual([0, 0]);
+    span.end(startMillis + 1500.25);
+    expect(span.duration[0]).toBe(1);
+    expect(span.duration[1]).toBeCloseTo(500_250_000, -3);
+    expect(span.endTime[0] * 1000 + span.endTime[1] / 1e6).toBeCloseTo(startMillis + 1500.25, 3);
+  });
 });

@@ -13,11 +13,15 @@ type Histogram = Metrics['httpDuration'];
 /** The histogram children of one (service, method, route), bound once per status code. */
 class RouteSeries {
   readonly #byStatus = new Map<number, (seconds: number) => void>();
+  /** The request span's name: `GET /api/reviews/since/:date`. */
+  readonly spanName: string;
 
   constructor(
     private readonly histogram: Histogram,
     readonly labels: readonly [service: string, method: string, route: string],
-  ) {}
+  ) {
+    this.spanName = `${labels[1]} ${labels[2]}`;
+  }
 
   observe(status: number, seconds: number): void {
     let observe = this.#byStatus.get(status);
@@ -104,13 +108,14 @@ export function observeRequest(metrics: Metrics, service: string, req: IncomingM
   const observed = res as Observed;
   const method = req.method ?? 'UNKNOWN';
   observed[STARTED] = performance.now();
-  observed[SERIES] = seriesOf(metrics.httpDuration, service, method, route);
+  const series = seriesOf(metrics.httpDuration, service, method, route);
+  observed[SERIES] = series;
   observed[LOGGER] = logger.isLevelEnabled('info') ? requestLogger(logger) : null;
   const span = requestSpan(res);
   // The request's SERVER span (traceRequests) is named after the route template, never the raw path,
   // and ends with the response (record).
   if (span?.isRecording()) {
-    span.updateName(`${method} ${route}`);
+    span.updateName(series.spanName);
     span.setAttribute('http.request.method', method);
     span.setAttribute('http.route', route);
   }

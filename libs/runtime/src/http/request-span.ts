@@ -35,16 +35,17 @@ export function requestSpanSink(tracer: unknown): RequestSpanSink | null {
   return { sampler, ids, processor, resource, scope };
 }
 
+/** Shared until a span sets a status or adds a link or event: most request spans never do. */
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+export const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
+const NO_EVENTS: TimedEvent[] = Object.freeze([]) as unknown as TimedEvent[];
+
 // The SDK's time helpers live in @opentelemetry/core, which untraced servers do not load.
 const NANOS_PER_MILLI = 1e6;
 
 function hrTimeOf(epochMillis: number): HrTime {
   const seconds = Math.floor(epochMillis / 1000);
   return [seconds, Math.round((epochMillis - seconds * 1000) * NANOS_PER_MILLI)];
-}
-
-function hrDuration(millis: number): HrTime {
-  return hrTimeOf(Math.max(0, millis));
 }
 
 function epochMillisOf(time: TimeInput): number {
@@ -61,33 +62,64 @@ function epochMillisOf(time: TimeInput): number {
  * the SDK's span limits, which only matter for attributes set by other code.
  */
 export class RequestSpan implements Span, ReadableSpan {
-  readonly kind = SpanKind.SERVER;
-  readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  duration: HrTime = [0, 0];
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
-  readonly links: Link[] = [];
-  readonly events: TimedEvent[] = [];
+  // Only what varies per request is a field: the fast path allocates and writes every field, and
+  // the times are worked out when an exporter reads them, which a span dropped from a full queue
+  // never is.
+  attributes: Attributes;
+  status: SpanStatus = UNSET;
+  links: Link[] = NO_LINKS;
+  events: TimedEvent[] = NO_EVENTS;
   ended = false;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
-  readonly resource: ReadableSpan['resource'];
-  readonly instrumentationScope: ReadableSpan['instrumentationScope'];
   readonly parentSpanContext?: SpanContext;
   readonly #startedAt = performance.now();
+  /** Milliseconds from start to end; NaN until the span ends. */
+  #elapsed = Number.NaN;
 
   constructor(
     private readonly sink: RequestSpanSink,
     public name: string,
     private readonly context: SpanContext,
     parent: SpanContext | undefined,
-    readonly attributes: Attributes,
+    attributes: Attributes | undefined,
   ) {
     if (parent !== undefined) this.parentSpanContext = parent;
-    this.startTime = hrTimeOf(performance.timeOrigin + this.#startedAt);
-    this.resource = sink.resource;
-    this.instrumentationScope = sink.scope;
+    this.attributes = { ...attributes };
+  }
+
+  get kind(): SpanKind {
+    return SpanKind.SERVER;
+  }
+
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+
+  get droppedEventsCount(): number {
+    return 0;
+  }
+
+  get droppedLinksCount(): number {
+    return 0;
+  }
+
+  get resource(): ReadableSpan['resource'] {
+    return this.sink.resource;
+  }
+
+  get instrumentationScope(): ReadableSpan['instrumentationScope'] {
+    return this.sink.scope;
+  }
+
+  get startTime(): HrTime {
+    return hrTimeOf(performance.timeOrigin + this.#startedAt);
+  }
+
+  get endTime(): HrTime {
+    return Number.isNaN(this.#elapsed) ? [0, 0] : hrTimeOf(performance.timeOrigin + this.#startedAt + this.#elapsed);
+  }
+
+  get duration(): HrTime {
+    return Number.isNaN(this.#elapsed) ? [0, 0] : hrTimeOf(this.#elapsed);
   }
 
   spanContext(): SpanContext {
@@ -110,6 +142,7 @@ export class RequestSpan implements Span, ReadableSpan {
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.ended) return this;
+    if (this.events === NO_EVENTS) this.events = [];
     // As the SDK reads it: a time in second place stands for the time, with no attributes.
     const timeSecond = typeof attributesOrTime === 'number' || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date;
     const attributes = timeSecond || attributesOrTime === undefined ? {} : (attributesOrTime as Attributes);
@@ -119,7 +152,9 @@ export class RequestSpan implements Span, ReadableSpan {
   }
 
   addLink(link: Link): this {
-    if (!this.ended) this.links.push(link);
+    if (this.ended) return this;
+    if (this.links === NO_LINKS) this.links = [];
+    this.links.push(link);
     return this;
   }
 
@@ -150,8 +185,7 @@ export class RequestSpan implements Span, ReadableSpan {
     if (this.ended) return;
     const elapsed = endTime === undefined ? performance.now() - this.#startedAt : epochMillisOf(endTime) - (performance.timeOrigin + this.#startedAt);
     // As the SDK does: an end before the start ends the span at its start.
-    this.endTime = elapsed < 0 ? this.startTime : hrTimeOf(performance.timeOrigin + this.#startedAt + elapsed);
-    this.duration = hrDuration(elapsed);
+    this.#elapsed = Math.max(0, elapsed);
     // The SDK's processors type their argument as its own span class; they only read ReadableSpan.
     this.sink.processor.onEnding?.(this as never);
     this.ended = true;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
-import { RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
+import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
 import { TRACER_NAME } from '../tracing.js';
 
@@ -9,6 +9,8 @@ const PARENT = Symbol('serverSpanParent');
 /** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
 const NOT_RECORD = 0;
 const RECORD_AND_SAMPLED = 2;
+/** A request span starts without attributes, as the sampler sees it; shared, not allocated per request. */
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 interface Traced extends ServerResponse {
   [SPAN]?: Span;
@@ -32,7 +34,7 @@ function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context):
   const parentSpanContext = trace.getSpanContext(parent);
   const validParent = parentSpanContext !== undefined && trace.isSpanContextValid(parentSpanContext) ? parentSpanContext : undefined;
   const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
-  const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, {}, []);
+  const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
   const traceState = decision.traceState ?? validParent?.traceState;
   const spanContext: SpanContext = {
     traceId,
@@ -41,7 +43,7 @@ function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context):
     ...(traceState ? { traceState } : {}),
   };
   if (decision.decision === NOT_RECORD) return trace.wrapSpanContext(spanContext);
-  const span = new RequestSpan(sink, name, spanContext, validParent, { ...decision.attributes });
+  const span = new RequestSpan(sink, name, spanContext, validParent, decision.attributes);
   sink.processor.onStart(span as never, parent);
   return span;
 }
