@@ -6,9 +6,11 @@
  * life of the process, with the threads and ~45 MB it brings (ADR 0009). Incoming HTTP
  * requests get their SERVER span from the runtime itself (http/trace-requests.ts): the generic HTTP
  * instrumentation cost more than a precomputed response (bench suite `overhead`).
- * Exporter, endpoint, sampler and resource come only from the standard OTEL_* variables.
+ * Exporter, endpoint, sampler and resource come only from the standard OTEL_* variables; the
+ * sampler they name is the runtime's own implementation of the SDK's (sampling.ts).
  */
 import { setFlagsFromString } from 'node:v8';
+import { samplerFromEnv } from './sampling.js';
 import { PooledIdGenerator } from './trace-ids.js';
 import { tracingEnabled } from './tracing.js';
 
@@ -25,7 +27,7 @@ if (tracingEnabled()) {
     import('@opentelemetry/instrumentation-express'),
   ]);
   register();
-  const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: new PooledIdGenerator() });
+  const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: new PooledIdGenerator(), sampler: samplerFromEnv() });
   sdk.start();
   // Flush spans on the way out; the service's own SIGTERM handler drains requests first.
   process.once('beforeExit', () => void sdk.shutdown());
