@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fmt, type Section } from '../lib/report.ts';
 import { percentile } from '../lib/stats.ts';
 import { loadTest, DEFAULT_LOAD, type LoadResult } from '../lib/wrk.ts';
-import { dataset, startService } from '../lib/context.ts';
+import { dataset, startService, workDir } from '../lib/context.ts';
 import { freePort, type Running } from '../lib/processes.ts';
 
 const SERVER = 'bench/servers/read-api-observed.ts';
@@ -26,6 +28,27 @@ const SERVER_CPU = 1;
 const WRK_CPU = 0;
 
 const exec = promisify(execFile);
+
+/**
+ * The control variant's added cost per request (bench/servers/read-api-observed.ts, BENCH_BUSY_US):
+ * about what tracing adds, so the control shows how each method reads a cost of that size.
+ */
+const CONTROL_BUSY_US = 3;
+/**
+ * The second pass offers each server the same rate instead of all it can take: every connection
+ * waits this long after each response, so 50 connections send ~4,500 req/s whatever the server's
+ * speed. Both servers then see the same arrivals and batch alike, so a slower server is not also
+ * charged for waking its client more often; by hand it read a 4 µs control as 4.4 µs, where
+ * saturated pairs read the same control as twice its share. Its windows scatter by ±2 µs.
+ */
+const FIXED_RATE_DELAY_MS = 10;
+
+/** wrk's per-request delay hook, written next to the bench datasets. */
+function fixedRateScript(): string {
+  const file = join(workDir, `fixed-rate-${FIXED_RATE_DELAY_MS}ms.lua`);
+  writeFileSync(file, `function delay()\n  return ${FIXED_RATE_DELAY_MS}\nend\n`);
+  return file;
+}
 
 /** Pins every thread of a process to one CPU; false when taskset is missing. */
 async function pin(pid: number, cpu: number): Promise<boolean> {
@@ -52,9 +75,9 @@ async function cpuSeconds(pid: number): Promise<number> {
 }
 
 /** One window: load two servers at once, each with its own wrk, and read each one's CPU time. */
-async function measurePair(servers: readonly [{ url: string; pid: number }, { url: string; pid: number }], cpu: number | undefined, seconds: number): Promise<[Round, Round]> {
+async function measurePair(servers: readonly [{ url: string; pid: number }, { url: string; pid: number }], cpu: number | undefined, seconds: number, script: string | undefined): Promise<[Round, Round]> {
   const before = await Promise.all(servers.map((s) => cpuSeconds(s.pid)));
-  const results = await Promise.all(servers.map((s) => loadTest(s.url, { ...DEFAULT_LOAD, durationSeconds: seconds, headers: HEADERS, ...(cpu === undefined ? {} : { cpu }) })));
+  const results = await Promise.all(servers.map((s) => loadTest(s.url, { ...DEFAULT_LOAD, durationSeconds: seconds, headers: HEADERS, ...(cpu === undefined ? {} : { cpu }), ...(script === undefined ? {} : { script }) })));
   const after = await Promise.all(servers.map((s) => cpuSeconds(s.pid)));
   const round = (i: number): Round => ({ ...results[i]!, cpuMicrosPerRequest: ((after[i]! - before[i]!) / (results[i]!.requestsPerSecond * seconds)) * 1e6 });
   return [round(0), round(1)];
@@ -97,15 +120,13 @@ export async function overhead(): Promise<Section> {
       preload: true,
     },
     { name: 'metrics on, tracing to nowhere, info request logs to /dev/null', env: { LOG_LEVEL: 'info', ...(await exportingToNowhere()) }, preload: true },
+    // The control: the baseline plus a cost known in advance, to show how the method reads one.
+    { name: `control: everything off, ${CONTROL_BUSY_US} µs of busy CPU added per request`, env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn', BENCH_BUSY_US: String(CONTROL_BUSY_US) }, preload: false },
   ];
   // Each variant is measured against a baseline started with it, and both run only while measured,
   // under continuous load like a serving pod, in shared windows (`measurePair`). A baseline kept
   // running across variants made the later ones look cheaper: against a baseline that had served
   // four variants' windows, the 10 % sampling row measured 1-2 % where fresh pairs measured 15-18 %.
-  /** Each variant's windows; the baseline's are all those it shared (`pairedBaseline`). */
-  const rounds: Round[][] = variants.map(() => []);
-  /** For each variant's window, the baseline's figures in that same window. */
-  const pairedBaseline: Round[][] = variants.map(() => []);
   let pinned = true;
   const start = async (variant: Variant): Promise<Running> => {
     const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
@@ -115,22 +136,30 @@ export async function overhead(): Promise<Section> {
     return service;
   };
   const server = (service: Running) => ({ url: `http://127.0.0.1:${service.port}${PATH}`, pid: service.child.pid! });
-  for (let i = 1; i < variants.length; i++) {
-    const [baselineService, service] = await Promise.all([start(variants[0]!), start(variants[i]!)]);
-    try {
-      const wrkCpu = pinned ? WRK_CPU : undefined;
-      // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
-      await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS);
-      for (let round = 0; round < ROUNDS; round++) {
-        const [baseline, measured] = await measurePair([server(baselineService), server(service)], wrkCpu, ROUND_SECONDS);
-        rounds[i]!.push(measured);
-        pairedBaseline[i]!.push(baseline);
+  /** Each variant's windows and, for each, the baseline's figures in that same window. */
+  const measureAll = async (script: string | undefined): Promise<{ rounds: Round[][]; pairedBaseline: Round[][] }> => {
+    const rounds: Round[][] = variants.map(() => []);
+    const pairedBaseline: Round[][] = variants.map(() => []);
+    for (let i = 1; i < variants.length; i++) {
+      const [baselineService, service] = await Promise.all([start(variants[0]!), start(variants[i]!)]);
+      try {
+        const wrkCpu = pinned ? WRK_CPU : undefined;
+        // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
+        await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS, script);
+        for (let round = 0; round < ROUNDS; round++) {
+          const [baseline, measured] = await measurePair([server(baselineService), server(service)], wrkCpu, ROUND_SECONDS, script);
+          rounds[i]!.push(measured);
+          pairedBaseline[i]!.push(baseline);
+        }
+      } finally {
+        await Promise.all([service.stop(), baselineService.stop()]);
       }
-    } finally {
-      await Promise.all([service.stop(), baselineService.stop()]);
     }
-  }
-  rounds[0] = pairedBaseline.flat();
+    rounds[0] = pairedBaseline.flat();
+    return { rounds, pairedBaseline };
+  };
+  const { rounds, pairedBaseline } = await measureAll(undefined);
+  const fixed = await measureAll(fixedRateScript());
   const rps = rounds.map((r) => median(r.map((x) => x.requestsPerSecond)));
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
@@ -140,6 +169,19 @@ export async function overhead(): Promise<Section> {
   const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, pairedBaseline[i]![k]!))) * 100;
   const cpuLoss = (i: number) => pairedLoss(i, (r, base) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest);
   const rpsLoss = (i: number) => pairedLoss(i, (r, base) => 1 - r.requestsPerSecond / base.requestsPerSecond);
+  const control = variants.length - 1;
+  const fixedCpu = (i: number) => median(fixed.rounds[i]!.map((x) => x.cpuMicrosPerRequest));
+  const fixedAdded = (i: number) => median(fixed.rounds[i]!.map((r, k) => r.cpuMicrosPerRequest - fixed.pairedBaseline[i]![k]!.cpuMicrosPerRequest));
+  const fixedLoss = (i: number) => median(fixed.rounds[i]!.map((r, k) => 1 - fixed.pairedBaseline[i]![k]!.cpuMicrosPerRequest / r.cpuMicrosPerRequest)) * 100;
+  const fixedRows = variants.map((v, i) => [
+    v.name,
+    fmt(median(fixed.rounds[i]!.map((x) => x.requestsPerSecond))),
+    fmt(fixedCpu(i), 1),
+    i === 0 ? '—' : fmt(fixedAdded(i), 1),
+    i === 0 ? '—' : `${fixedLoss(i).toFixed(1)}%`,
+  ]);
+  // What the control's loss would read if the method charged it exactly its busy microseconds.
+  const controlExpected = median(pairedBaseline[control]!.map((base) => CONTROL_BUSY_US / (base.cpuMicrosPerRequest + CONTROL_BUSY_US))) * 100;
   const rows = variants.map((v, i) => [
     v.name,
     fmt(rps[i]!),
@@ -157,7 +199,10 @@ export async function overhead(): Promise<Section> {
       `${pinned ? ` (both servers pinned to CPU ${SERVER_CPU}, both wrk to CPU ${WRK_CPU})` : ''}, so the two share the same seconds of one core: req/s is each server's half of that core, CPU and p99 are medians over the rounds. ` +
       'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the baseline measured in the same window. ' +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
-      '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them.',
+      '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them. ' +
+      `The last row is the control: the baseline plus ${CONTROL_BUSY_US} µs of busy CPU before each request, which charged exactly would read ${controlExpected.toFixed(1)}% (that µs over the baseline's CPU per request) and reads ${cpuLoss(control).toFixed(1)}%. ` +
+      'Both servers share one core and their own loopback clients, so a server that is slower per request also batches fewer requests per wake-up and pays more of the kernel work that wakes its client: saturated pairs magnify a small added cost. ' +
+      `The second table runs the same pairs at a fixed rate (each wrk connection waits ${FIXED_RATE_DELAY_MS} ms after each response, ~4,500 req/s per server): both servers batch alike, and "added CPU" is each variant's own cost per request (the control's ${CONTROL_BUSY_US} µs reads ${fixedAdded(control).toFixed(1)} µs; windows scatter by about ±2 µs). At that rate a request costs more CPU than at saturation (fewer requests per wake-up), so its loss column is a share of a larger figure.`,
     targets: [
       '≤ 10% throughput loss with metrics on and tracing exporting to nowhere, against everything off: every request sampled (third row) and at the Helm chart\'s default sampling of 10% of root traces (fifth row)',
     ],
@@ -165,7 +210,10 @@ export async function overhead(): Promise<Section> {
       'npm run bench -- overhead',
       `taskset -c ${WRK_CPU} wrk -t1 -c${DEFAULT_LOAD.connections} -d${ROUND_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}   # two at once: the baseline's port and the variant's`,
     ],
-    tables: [{ columns: ['variant', 'req/s (sharing a core with the baseline)', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows }],
+    tables: [
+      { columns: ['variant', 'req/s (sharing a core with the baseline)', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows },
+      { columns: [`variant, at a fixed rate (wrk waits ${FIXED_RATE_DELAY_MS} ms per connection between requests)`, 'req/s', 'CPU µs/request', 'added CPU µs/request', 'loss from CPU'], rows: fixedRows },
+    ],
     figures: {
       off_rps: Math.round(rps[0]!),
       off_cpu_us: Number(cpu[0]!.toFixed(1)),
@@ -174,6 +222,13 @@ export async function overhead(): Promise<Section> {
       tracing_always_off_loss_pct: Number(cpuLoss(3).toFixed(1)),
       metrics_tracing_sampled_10pct_loss_pct: Number(cpuLoss(4).toFixed(1)),
       with_request_logs_loss_pct: Number(cpuLoss(5).toFixed(1)),
+      control_busy_loss_pct: Number(cpuLoss(control).toFixed(1)),
+      control_busy_expected_pct: Number(controlExpected.toFixed(1)),
+      fixed_rate_metrics_tracing_loss_pct: Number(fixedLoss(2).toFixed(1)),
+      fixed_rate_metrics_tracing_added_us: Number(fixedAdded(2).toFixed(1)),
+      fixed_rate_always_off_loss_pct: Number(fixedLoss(3).toFixed(1)),
+      fixed_rate_sampled_10pct_loss_pct: Number(fixedLoss(4).toFixed(1)),
+      fixed_rate_control_added_us: Number(fixedAdded(control).toFixed(1)),
     },
   };
 }
