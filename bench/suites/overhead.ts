@@ -37,9 +37,9 @@ const CONTROL_BUSY_US = 3;
 /**
  * The second pass offers each server the same rate instead of all it can take: every connection
  * waits this long after each response, so 50 connections send ~4,500 req/s whatever the server's
- * speed. Both servers then see the same arrivals and batch alike, so a slower server is not also
- * charged for waking its client more often; by hand it read a 4 µs control as 4.4 µs, where
- * saturated pairs read the same control as twice its share. Its windows scatter by ±2 µs.
+ * speed, as a pod below saturation sees. Both servers see the same arrivals, so a slower one is not
+ * also given fewer requests per wake-up. Its control still reads about twice its cost (ADR 0009,
+ * sixth-session addendum), and its windows scatter by about ±2 µs.
  */
 const FIXED_RATE_DELAY_MS = 10;
 
@@ -200,9 +200,9 @@ export async function overhead(): Promise<Section> {
       'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the baseline measured in the same window. ' +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them. ' +
-      `The last row is the control: the baseline plus ${CONTROL_BUSY_US} µs of busy CPU before each request, which charged exactly would read ${controlExpected.toFixed(1)}% (that µs over the baseline's CPU per request) and reads ${cpuLoss(control).toFixed(1)}%. ` +
-      'Both servers share one core and their own loopback clients, so a server that is slower per request also batches fewer requests per wake-up and pays more of the kernel work that wakes its client: saturated pairs magnify a small added cost. ' +
-      `The second table runs the same pairs at a fixed rate (each wrk connection waits ${FIXED_RATE_DELAY_MS} ms after each response, ~4,500 req/s per server): both servers batch alike, and "added CPU" is each variant's own cost per request (the control's ${CONTROL_BUSY_US} µs reads ${fixedAdded(control).toFixed(1)} µs; windows scatter by about ±2 µs). At that rate a request costs more CPU than at saturation (fewer requests per wake-up), so its loss column is a share of a larger figure.`,
+      `The last row is the control: the baseline plus ${CONTROL_BUSY_US} µs of busy CPU before each request, which charged exactly would read ${controlExpected.toFixed(1)}% (those µs over the baseline's CPU per request) and reads ${cpuLoss(control).toFixed(1)}%. ` +
+      `That is ${(cpuLoss(control) / controlExpected).toFixed(1)} times its share: the rows above it, whose added costs are of that size, overstate what they add by a factor of that order (ADR 0009, sixth-session addendum). ` +
+      `The second table runs the same pairs at a fixed rate, as a pod below saturation serves (each wrk connection waits ${FIXED_RATE_DELAY_MS} ms after each response, ~4,500 req/s per server, so both servers see the same arrivals): "added CPU" is the median over windows of the variant's CPU per request less the baseline's in the same window. There the control's ${CONTROL_BUSY_US} µs reads ${fixedAdded(control).toFixed(1)} µs, and windows scatter by about ±2 µs. A request costs more CPU at that rate than at saturation (fewer requests per wake-up), so its loss column is a share of a larger figure.`,
     targets: [
       '≤ 10% throughput loss with metrics on and tracing exporting to nowhere, against everything off: every request sampled (third row) and at the Helm chart\'s default sampling of 10% of root traces (fifth row)',
     ],
