@@ -2,8 +2,8 @@ import { diag, trace, TraceFlags, type Attributes, type Context, type Link, type
 import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
 
 /** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
-const NOT_RECORD = 0;
-const RECORD_AND_SAMPLED = 2;
+export const NOT_RECORD = 0;
+export const RECORD_AND_SAMPLED = 2;
 const SAMPLED: SamplingResult = Object.freeze({ decision: RECORD_AND_SAMPLED });
 const DROPPED: SamplingResult = Object.freeze({ decision: NOT_RECORD });
 

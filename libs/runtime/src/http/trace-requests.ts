@@ -2,13 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
+import { NOT_RECORD, RECORD_AND_SAMPLED } from '../sampling.js';
 import { TRACER_NAME } from '../tracing.js';
 
 const SPAN = Symbol('serverSpan');
 const PARENT = Symbol('serverSpanParent');
-/** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
-const NOT_RECORD = 0;
-const RECORD_AND_SAMPLED = 2;
 /** A request span starts without attributes, as the sampler sees it; shared, not allocated per request. */
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
