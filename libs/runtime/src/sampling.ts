@@ -45,13 +45,15 @@ class TraceIdRatio implements Sampler {
   }
 
   shouldSample(_context: Context, traceId: string): SamplingResult {
+    // W3C: 32 hex digits, not all zero; the SDK drops any other id.
+    if (traceId.length !== 32) return DROPPED;
     let accumulation = 0;
     let zero = true;
     for (let i = 0; i < 32; i += 8) {
       let word = 0;
       for (let j = i; j < i + 8; j++) {
         const c = traceId.charCodeAt(j);
-        // '0'-'9', 'A'-'F', 'a'-'f'; anything else (or a short id: NaN) makes the id invalid.
+        // '0'-'9', 'A'-'F', 'a'-'f'; anything else makes the id invalid.
         const digit = c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 70 ? c - 55 : c >= 97 && c <= 102 ? c - 87 : -1;
         if (digit < 0) return DROPPED;
         word = (word << 4) | digit;
@@ -59,8 +61,7 @@ class TraceIdRatio implements Sampler {
       if (word !== 0) zero = false;
       accumulation = (accumulation ^ word) >>> 0;
     }
-    // W3C: 32 hex digits, not all zero.
-    if (zero || traceId.length !== 32) return DROPPED;
+    if (zero) return DROPPED;
     return accumulation < this.#upperBound ? SAMPLED : DROPPED;
   }
 
