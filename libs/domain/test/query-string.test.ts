@@ -56,6 +56,12 @@ describe('parseSearchQuery', () => {
     expect(issuesOf({ limit: 'ten' })[0]?.message).toMatch(/expected number/);
   });
 
+  it('takes years 0000-0099 as written (RFC 3339 full-date), not as 1900-1999', () => {
+    expect(parseSearchQuery({ since: '0001-01-01', until: '0050-06-15' }).ok).toBe(true);
+    expect(parseSearchQuery({ since: '0000-02-29' }).ok).toBe(true);
+    expect(issuesOf({ since: '0001-02-29' })).toEqual([expect.objectContaining({ path: ['since'] })]);
+  });
+
   it('accepts the bounds themselves', () => {
     expect(parseSearchQuery({ rating: '1', min_rating: '5', limit: '1' }).ok).toBe(true);
     expect(parseSearchQuery({ rating: '5', min_rating: '1', limit: '100' }).ok).toBe(true);

@@ -153,6 +153,19 @@ describe('validateDataset', () => {
     ]);
   });
 
+  it('rejects a source URL that is not a valid URI, which feeds would carry as given', () => {
+    for (const bad of ['https://x.example/a?b=1&c=<2>', 'https://x.example/a b', 'https://x.example/"q"', 'https://x.example/\u0007']) {
+      const issues = issuesAfter((input) => {
+        (input.reviews[0] as { source_url: string }).source_url = bad;
+      });
+      expect(issues).toEqual([expect.objectContaining({ path: ['reviews', 0, 'source_url'], message: expect.stringContaining('valid URI') })]);
+    }
+    const input = structuredClone(buildDataset());
+    (input.reviews[0] as { source_url: string }).source_url = 'https://x.example/caf%C3%A9?b=1&c=%3C2%3E#r-1';
+    (input.reviews[1] as { source_url: string }).source_url = 'https://x.example/café';
+    expect(validateDataset(input).ok).toBe(true);
+  });
+
   it('returns every integrity issue at once, not only the first', () => {
     const issues = issuesAfter((input) => {
       (input.reviews[6] as { id: string }).id = (input.reviews[0] as { id: string }).id; // review 6 has no analysis

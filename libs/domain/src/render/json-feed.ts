@@ -38,7 +38,7 @@ export const JsonFeed = z
         z.strictObject({
           id: Ulid.meta({ description: 'The review id.' }),
           url: HttpUrl.meta({ description: 'The review at its source, or its anchor in /reviews.json when the source has no URL.' }),
-          title: z.string().meta({ example: '★★★★☆ 4/5 by Jane D.' }),
+          title: z.string().meta({ examples: ['★★★★☆ 4/5 by Jane D.'] }),
           content_text: z.string().meta({ description: 'Review text (or a rating-only line), followed by the owner reply when there is one.' }),
           date_published: IsoDateTime.meta({ description: 'The review date at 00:00:00Z.' }),
           date_modified: IsoDateTime.optional().meta({ description: 'The owner reply date at 00:00:00Z, when the reply came after the review.' }),

@@ -10,15 +10,15 @@ export const Address = z.strictObject({
 });
 
 export const OpeningHours = z.strictObject({
-  days: z.string().min(1).meta({ example: 'Mo-Fr' }),
+  days: z.string().min(1).meta({ examples: ['Mo-Fr'] }),
   opens: z.string().regex(/^\d{2}:\d{2}$/),
   closes: z.string().regex(/^\d{2}:\d{2}$/),
   note: z.string().nullable(),
 });
 
 export const ServiceRef = z.strictObject({
-  id: Slug.meta({ example: 'direct-cremation' }),
-  label: z.string().min(1).meta({ example: 'Direct cremation' }),
+  id: Slug.meta({ examples: ['direct-cremation'] }),
+  label: z.string().min(1).meta({ examples: ['Direct cremation'] }),
 });
 
 export const Technician = z

@@ -7,23 +7,33 @@ export function isCalendarDate(value: string): boolean {
   const match = ISO_DATE.exec(value);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, takes years 0-99 as they are instead of as 1900-1999.
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 export const IsoDate = z
   .string()
   .refine(isCalendarDate, { message: 'must be a real calendar date in the form YYYY-MM-DD' })
-  .meta({ format: 'date', description: 'Calendar date, YYYY-MM-DD (ISO 8601).', example: '2025-01-31' });
+  .meta({ format: 'date', description: 'Calendar date, YYYY-MM-DD (ISO 8601).', examples: ['2025-01-31'] });
 
 export const IsoDateTime = z.iso.datetime({ offset: true }).meta({ description: 'Timestamp, RFC 3339.' });
 
 export const Ulid = z
   .string()
   .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID (26 Crockford base32 characters)')
-  .meta({ description: 'ULID, stable across re-publishes.', example: '01HZX3K9QW8E5R7T2Y4U6I8O0P' });
+  .meta({ description: 'ULID, stable across re-publishes.', examples: ['01HZX3K9QW8E5R7T2Y4V6J8M0P'] });
 
-export const HttpUrl = z.url({ protocol: /^https?$/ });
+/**
+ * Characters a URI (RFC 3986) or IRI (RFC 3987) never holds as such. The URL parser accepts and
+ * escapes them, but a dataset's URL is written into feeds as given, where it must be a valid IRI.
+ */
+const NOT_IN_AN_IRI = /[\s<>"{}|\\^`\p{Cc}]/u;
+
+export const HttpUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine((value) => !NOT_IN_AN_IRI.test(value), { message: 'must be a valid URI: no spaces, control characters or any of < > " { } | \\ ^ `' });
 
 /** Lower-case slug used for service, problem, topic and aspect ids. */
 export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');

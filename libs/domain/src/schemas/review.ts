@@ -11,7 +11,7 @@ export const Review = z
     rating: z.int().min(1).max(5),
     date: IsoDate,
     text: z.string().min(1).nullable().meta({ description: 'Review text; null for a rating-only review.' }),
-    source: z.string().min(1).meta({ example: 'google' }),
+    source: z.string().min(1).meta({ examples: ['google'] }),
     source_url: HttpUrl.nullable(),
     owner_reply: OwnerReply.nullable(),
     verified: z.boolean(),
