@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from './http/errors.js';
+import type { HealthStatus, ReadinessStatus } from '@reviews/domain';
+import { READ_METHODS, sendJson, sendMethodNotAllowed } from './http/errors.js';
+import { sendPreflight } from './http/cors.js';
 import type { RequestHandler } from './http/server.js';
 import { pathOf } from './http/server.js';
 
@@ -13,6 +15,7 @@ export interface Readiness {
 }
 
 export const HEALTH_PATH = '/healthz';
+const HEALTHY: HealthStatus = { status: 'ok' };
 export const READY_PATH = '/readyz';
 
 /**
@@ -23,16 +26,27 @@ export const READY_PATH = '/readyz';
 export function withProbes(handler: RequestHandler, readiness: () => Readiness, isShuttingDown: () => boolean): RequestHandler {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url);
+    if ((path === HEALTH_PATH || path === READY_PATH) && req.method !== 'GET' && req.method !== 'HEAD') {
+      if (req.method === 'OPTIONS') sendPreflight(req, res, READ_METHODS);
+      else sendMethodNotAllowed(res);
+      return;
+    }
     if (path === HEALTH_PATH) {
-      sendJson(res, 200, { status: 'ok' });
+      sendJson(res, 200, HEALTHY);
       return;
     }
     if (path === READY_PATH) {
       const state = readiness();
       const shuttingDown = isShuttingDown();
       const ready = state.ready && !shuttingDown;
-      const status = shuttingDown ? 'shutting_down' : ready ? 'ready' : 'not_ready';
-      sendJson(res, ready ? 200 : 503, { status, version: state.version, publishedAt: state.publishedAt, source: state.source, lastRejection: state.lastRejection });
+      const body: ReadinessStatus = {
+        status: shuttingDown ? 'shutting_down' : ready ? 'ready' : 'not_ready',
+        version: state.version,
+        publishedAt: state.publishedAt,
+        source: { connected: state.source.connected, detail: state.source.detail },
+        lastRejection: state.lastRejection,
+      };
+      sendJson(res, ready ? 200 : 503, body);
       return;
     }
     handler(req, res);

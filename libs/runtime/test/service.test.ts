@@ -77,6 +77,96 @@ describe('startHttpService', () => {
     expect(malformed).toContain('Content-Type: application/json');
   });
 
+  it('probes answer GET and HEAD only: other methods get 405 with Allow, OPTIONS its preflight', async () => {
+    const { service: s } = await start(hello);
+    for (const path of ['/healthz', '/readyz']) {
+      const post = await request(s.url).post(path);
+      expect(post.status).toBe(405);
+      expect(post.headers.allow).toBe('GET, HEAD, OPTIONS');
+      expect(post.body).toMatchObject({ error: 'method_not_allowed' });
+      expect((await request(s.url).delete(path)).status).toBe(405);
+      expect((await request(s.url).head(path)).status).toBe(200);
+      const options = await request(s.url).options(path);
+      expect(options.status).toBe(204);
+      expect(options.headers.allow).toBe('GET, HEAD, OPTIONS');
+    }
+  });
+
+  it('routes an absolute-form target by its path and query, ignoring Host (RFC 9112 §3.2.2)', async () => {
+    const seen: string[] = [];
+    const { service: s } = await start((req, res) => {
+      seen.push(req.url!);
+      res.end('ok');
+    });
+    const port = Number(new URL(s.url).port);
+    const absolute = await rawExchange(port, 'GET HTTP://example.org:8080/reviews.json?x=1 HTTP/1.1\r\nHost: other\r\nConnection: close\r\n\r\n');
+    expect(absolute).toMatch(/^HTTP\/1.1 200/);
+    const bare = await rawExchange(port, 'GET http://example.org HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n');
+    expect(bare).toMatch(/^HTTP\/1.1 200/);
+    const healthz = await rawExchange(port, `GET ${s.url}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    expect(healthz).toContain('{"status":"ok"}');
+    expect(seen).toEqual(['/reviews.json?x=1', '/']);
+  });
+
+  it('normalizes percent-encoded unreserved characters in the path and refuses malformed targets with 400', async () => {
+    const seen: string[] = [];
+    const { service: s } = await start((req, res) => {
+      seen.push(req.url!);
+      res.end('ok');
+    });
+    expect((await request(s.url).get('/reviews%2Ejson?q=%2E')).status).toBe(200);
+    expect((await request(s.url).get('/a%2fb%7E')).status).toBe(200);
+    expect(seen).toEqual(['/reviews.json?q=%2E', '/a%2Fb~']);
+    const port = Number(new URL(s.url).port);
+    for (const target of ['/%zz', '/%', '/a%2', '/reviews.json#x', 'reviews.json', 'ftp://x/y', '*']) {
+      const answer = await rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1.1 400/);
+      expect(answer).toContain('"error":"bad_request"');
+    }
+    expect(seen).toHaveLength(2);
+    expect(await rawExchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1.1 204/);
+  });
+
+  it('refuses a missing, repeated or invalid Host with the 400 envelope (RFC 9112 §3.2)', async () => {
+    const { service: s } = await start(hello);
+    const port = Number(new URL(s.url).port);
+    const refused = {
+      missing: 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n',
+      twice: 'GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\nConnection: close\r\n\r\n',
+      space: 'GET / HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n',
+      userinfo: 'GET / HTTP/1.1\r\nHost: u@x\r\nConnection: close\r\n\r\n',
+      badPort: 'GET / HTTP/1.1\r\nHost: x:8o\r\nConnection: close\r\n\r\n',
+    };
+    for (const [what, bytes] of Object.entries(refused)) {
+      const answer = await rawExchange(port, bytes);
+      expect([what, answer.slice(0, 12)]).toEqual([what, 'HTTP/1.1 400']);
+      expect(answer).toContain('Host header field');
+    }
+    for (const host of ['x', 'x:8080', '127.0.0.1:1', '[::1]:80', 'a-b.example.', 'xn--bcher-kva.example']) {
+      expect(await rawExchange(port, `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1.1 200/);
+    }
+    expect(await rawExchange(port, 'GET / HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1.1 200/);
+  });
+
+  it('answers what node:http refuses itself with Date, CORS and the envelope: 501 for an unknown method or CONNECT, 505, 414 for a target beyond the header limit', async () => {
+    const { service: s } = await start(hello);
+    const port = Number(new URL(s.url).port);
+    const cases: [string, number, string][] = [
+      ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'not_implemented'],
+      ['CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n', 501, 'not_implemented'],
+      ['GET / HTTP/3.0\r\nHost: x\r\n\r\n', 505, 'http_version_not_supported'],
+      [`GET /?${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'uri_too_long'],
+      [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ];
+    for (const [bytes, status, error] of cases) {
+      const answer = await rawExchange(port, bytes);
+      expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(answer).toMatch(/\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n/);
+      expect(answer).toContain('Access-Control-Allow-Origin: *');
+      expect(answer).toContain(`"error":"${error}"`);
+    }
+  });
+
   it('shutdown stops accepting, finishes in-flight requests, then runs close hooks in reverse order', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

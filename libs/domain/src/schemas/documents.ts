@@ -152,3 +152,22 @@ export const ErrorEnvelope = z
   .meta({ id: 'Error' });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 export type Issue = z.infer<typeof Issue>;
+
+/** `/healthz`: the process answers. */
+export const HealthStatus = z.strictObject({ status: z.literal('ok') }).meta({ id: 'Health' });
+export type HealthStatus = z.infer<typeof HealthStatus>;
+
+/** `/readyz`: whether this process serves a dataset, which one, and how its dataset source is doing. */
+export const ReadinessStatus = z
+  .strictObject({
+    status: z.enum(['ready', 'not_ready', 'shutting_down']),
+    version: z.string().nullable().meta({ description: 'Dataset version served; null before the first load.' }),
+    publishedAt: IsoDateTime.nullable().meta({ description: 'Publish time of that version.' }),
+    source: z.strictObject({
+      connected: z.boolean().meta({ description: 'Whether the dataset source (NATS, or the watched file) is reachable. An outage does not fail readiness: the last dataset keeps being served.' }),
+      detail: z.string(),
+    }),
+    lastRejection: z.string().nullable().meta({ description: 'Why the last dataset version offered was refused, if one was.' }),
+  })
+  .meta({ id: 'Readiness' });
+export type ReadinessStatus = z.infer<typeof ReadinessStatus>;
