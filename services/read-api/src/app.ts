@@ -125,10 +125,15 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
 
   app.use((_req: Request, res: Response) => sendNotFound(res));
 
-  // Express 5 reports malformed percent-encoding in a path parameter as a 400 error: keep the envelope,
-  // never an HTML page or a stack trace.
+  // Express 5 reports a path parameter whose percent-encoding is not UTF-8 (`%FF`, `%C0%AF`) as a
+  // 400 error. :date is the only parameter, so it is named as the invalid date it is; other client
+  // errors keep the envelope. Never an HTML page or a stack trace.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = (error as { status?: unknown }).status;
+    if (error instanceof URIError && status === 400) {
+      sendError(res, 400, 'invalid_date', 'The date must be a real calendar date in the form YYYY-MM-DD.', { issues: [{ code: 'custom', path: ['date'], message: 'is not valid percent-encoded UTF-8' }] });
+      return;
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       sendError(res, status, 'bad_request', 'The request could not be understood.');
       return;

@@ -196,9 +196,19 @@ describe('GET /api/reviews/since/:date', () => {
     expect((await request(url).get('/api/reviews/since/2099-01-01')).body).toEqual({ since: '2099-01-01', matched: 0, reviews: [] });
   });
 
-  it.each(['2025-02-30', '2025-13-01', '2025-1-1', 'yesterday', '20250101', '2025-01-01T00:00:00Z', '%E0%A4%A'])('%s -> 400 envelope', async (date) => {
-    const body = expectEnvelope(await request(url).get(`/api/reviews/since/${date}`), 400);
-    if (date !== '%E0%A4%A') expect(body.issues?.[0]?.path).toEqual(['date']);
+  it.each(['2025-02-30', '2025-13-01', '2025-1-1', 'yesterday', '20250101', '2025-01-01T00:00:00Z', '%FF', '%C0%AF', '%E0%A4'])('%s -> 400 invalid_date naming the date', async (date) => {
+    const body = expectEnvelope(await request(url).get(`/api/reviews/since/${date}`), 400, 'invalid_date');
+    expect(body.issues?.[0]?.path).toEqual(['date']);
+  });
+
+  it('a "%" without two hex digits is a malformed request target -> 400 bad_request', async () => {
+    expectEnvelope(await request(url).get('/api/reviews/since/%E0%A4%A'), 400, 'bad_request');
+    expectEnvelope(await request(url).get('/api/reviews/since/%zz'), 400, 'bad_request');
+  });
+
+  it('percent-encoded unreserved characters are the characters themselves (RFC 3986 §6.2.2.2)', async () => {
+    expect((await request(url).get('/api/reviews/since/%32025-01-01')).body).toMatchObject({ since: '2025-01-01' });
+    expect((await request(url).get('/reviews%2Ejson')).status).toBe(200);
   });
 
   it('supports If-None-Match and If-Modified-Since', async () => {
