@@ -1,7 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
+import { pino } from 'pino';
 import request from 'supertest';
+import { createMetrics, startHttpService } from '@reviews/runtime';
 import { close, listen, startTestApi, type TestApi } from './helpers.js';
 
 
@@ -70,10 +72,58 @@ describe('live responses conform to /.well-known/openapi.json', () => {
     expectConforms(template, 400, res.body);
   });
 
+  it('the probes and the request-target errors match their documented responses', async () => {
+    const probes = await startHttpService({ service: 'test', port: 0, metricsPort: 0, host: '127.0.0.1', shutdownTimeoutMs: 1000, logger: pino({ level: 'silent' }), metrics: createMetrics(), handler: (_req, res) => res.end(), readiness: () => ({ ready: false, version: null, publishedAt: null, source: { connected: false, detail: 'no file' }, lastRejection: null }) });
+    try {
+      const conforms = (schemaPointer: string, body: unknown) => {
+        const validate = ajv.compile({ $ref: `openapi.json#${schemaPointer}` });
+        if (!validate(body)) throw new Error(`${schemaPointer}: ${ajv.errorsText(validate.errors)}`);
+      };
+      const health = await request(probes.url).get('/healthz');
+      conforms(responseSchemaPointer('/healthz', 200), health.body);
+      const ready = await request(probes.url).get('/readyz');
+      expect(ready.status).toBe(503);
+      conforms(responseSchemaPointer('/readyz', 503), ready.body);
+      const tooLong = await request(url).get(`/reviews.json?${'a'.repeat(9000)}`);
+      expect(tooLong.status).toBe(414);
+      conforms('/components/responses/UriTooLong/content/application~1json/schema', tooLong.body);
+      const options = await request(url).options('/reviews.json');
+      expect(options.status).toBe(204);
+      expect(((openapi.paths as Json)['/reviews.json'] as Json).options).toBeDefined();
+    } finally {
+      await probes.shutdown('test done');
+    }
+  });
+
   it('404 of an unknown path matches the NotFound response', async () => {
     const res = await request(url).get('/reviews.json/nope');
     expect(res.status).toBe(404);
     const validate = ajv.compile({ $ref: 'openapi.json#/components/responses/NotFound/content/application~1json/schema' });
     expect(validate(res.body)).toBe(true);
+  });
+});
+
+describe('examples in /.well-known/openapi.json', () => {
+  /** Every JSON Schema `examples` list (an array: a Media Type's `examples` is a map) and the pointer of the schema holding it. */
+  function schemaExamples(node: unknown, at: string, found: [string, unknown[]][] = []): [string, unknown[]][] {
+    if (node === null || typeof node !== 'object') return found;
+    const object = node as Json;
+    if (Array.isArray(object.examples)) found.push([at, object.examples]);
+    for (const [key, child] of Object.entries(object)) schemaExamples(child, `${at}/${pointer(key)}`, found);
+    return found;
+  }
+
+  it('every schema example validates against the schema that carries it', () => {
+    const examples = schemaExamples(openapi, '');
+    expect(examples.length).toBeGreaterThan(5);
+    for (const [at, values] of examples) {
+      const validate = ajv.compile({ $ref: `openapi.json#${at}` });
+      for (const value of values) if (!validate(value)) throw new Error(`example ${JSON.stringify(value)} at ${at}: ${ajv.errorsText(validate.errors)}`);
+    }
+  });
+
+  it('schemas use the JSON Schema keyword `examples`, not OpenAPI 3.0\'s `example`', () => {
+    const schemas = JSON.stringify((openapi.components as Json).schemas);
+    expect(schemas).not.toContain('"example":');
   });
 });

@@ -1,4 +1,4 @@
-import { ErrorEnvelope, InsightsDocument, ReviewsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
+import { ErrorEnvelope, HealthStatus, InsightsDocument, ReadinessStatus, ReviewsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import { SearchParams, SinceParams } from '../schemas/search.js';
 import { topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
 import { FEED_SIZE, JsonFeed } from './json-feed.js';
@@ -43,6 +43,8 @@ function components(urls: PublicUrls): Json {
       SearchResult,
       SinceResult,
       Error: ErrorEnvelope,
+      Health: HealthStatus,
+      Readiness: ReadinessStatus,
       JsonFeed,
       JsonRpcRequest,
       JsonRpcResponse,
@@ -117,6 +119,17 @@ function components(urls: PublicUrls): Json {
         content: JSON_ERROR,
       },
       PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
+      BadRequestTarget: {
+        description:
+          'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI, holds a fragment or a `%` without two hex digits, or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
+        content: JSON_ERROR,
+      },
+      UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
+      HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
+      Preflight: {
+        description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
+        headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', schema: { type: 'string' } } },
+      },
     },
   };
 }
@@ -164,17 +177,26 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
         content: endpoint.content,
       },
       '304': ref.response('NotModified'),
-      ...(parameters.length > 0 ? { '400': ref.response('BadRequest') } : {}),
+      '400': parameters.length > 0 ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
+      ...TARGET_ERRORS,
       '503': ref.response('NotReady'),
     },
   };
 }
 
+/** What the HTTP server answers for any path before routing (libs/runtime http/server.ts). */
+const TARGET_ERRORS: Json = { '414': ref.response('UriTooLong'), '431': ref.response('HeadersTooLarge') };
+
+/** OPTIONS on a read path: the CORS preflight. */
+function preflightOperation(operationId: string, tag: string): Json {
+  return { tags: [tag], operationId, summary: 'CORS preflight', description: 'Answers 204 with the allowed methods (`GET, HEAD, OPTIONS`); other methods on this path get 405 with `Allow`.', responses: { '204': ref.response('Preflight') } };
+}
+
 function readPaths(urls: PublicUrls): Json {
   const json = (schemaId: string): Json => ({ 'application/json': { schema: ref.schema(schemaId) } });
-  const get = (endpoint: ReadEndpoint): Json => ({ get: readOperation(urls, endpoint) });
+  const get = (endpoint: ReadEndpoint): Json => ({ get: readOperation(urls, endpoint), options: preflightOperation(`${endpoint.operationId}Preflight`, endpoint.tag) });
   return {
     '/reviews.json': get({
       operationId: 'getReviews',
@@ -233,6 +255,22 @@ function readPaths(urls: PublicUrls): Json {
       summary: 'This OpenAPI document',
       description: `The OpenAPI ${OPENAPI_VERSION} description of this service, generated from the schemas the service validates with.`,
       content: { 'application/json': { schema: { type: 'object', description: `OpenAPI ${OPENAPI_VERSION} document.` } } },
+    }),
+  };
+}
+
+/** Liveness and readiness, on every service's public port (libs/runtime probes.ts). */
+function probePaths(): Json {
+  const probe = (operationId: string, summary: string, description: string, responses: Json): Json => ({
+    get: { tags: ['operations'], operationId, summary, description: `${description} Never cached. ${HEAD_NOTE}`, responses: { ...responses, ...TARGET_ERRORS } },
+    options: preflightOperation(`${operationId}Preflight`, 'operations'),
+  });
+  const readiness = (description: string): Json => ({ description, content: { 'application/json': { schema: ref.schema('Readiness') } } });
+  return {
+    '/healthz': probe('getHealth', 'Liveness', 'The process is alive and answers requests.', { '200': { description: 'Alive.', content: { 'application/json': { schema: ref.schema('Health') } } } }),
+    '/readyz': probe('getReadiness', 'Readiness', 'Ready when a dataset is loaded and the process is not shutting down. A NATS outage does not fail it: the last dataset keeps being served, and `source` says so.', {
+      '200': readiness('Ready: a dataset is served.'),
+      '503': readiness('Not ready: no dataset loaded yet (`not_ready`) or shutting down (`shutting_down`).'),
     }),
   };
 }
@@ -337,7 +375,6 @@ function hubPath(urls: PublicUrls): Json {
       responses: {
         '202': { description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
         '400': { description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long).', content: TEXT_PLAIN('hub.callback: must be an https: URL') },
-        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: ref.header('Allow') }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
         '413': { description: 'Payload Too Large: the form exceeds 16 KiB.', content: TEXT_PLAIN('The body must be at most 16384 bytes.') },
         '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
         '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
@@ -384,6 +421,15 @@ function hubPath(urls: PublicUrls): Json {
         },
       },
     },
+    get: {
+      tags: ['websub'],
+      operationId: 'webSubHubGetNotAllowed',
+      summary: 'Not a subscription request',
+      description: 'Subscription requests are form-encoded POSTs; every other method gets 405.',
+      responses: {
+        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
+      },
+    },
   };
 }
 
@@ -400,8 +446,9 @@ export function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown> 
       { name: 'mcp', description: 'Model Context Protocol endpoint.' },
       { name: 'websub', description: 'Push notifications of topic changes.' },
       { name: 'meta', description: 'Service description.' },
+      { name: 'operations', description: 'Liveness and readiness probes.' },
     ],
-    paths: { ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls) },
+    paths: { ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls), ...probePaths() },
     components: components(urls),
   };
 }

@@ -46,12 +46,14 @@ describe('buildOpenApiDocument', () => {
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
   });
 
-  it('documents 200, 304, 404, 412 and 503 on every GET, 400 where it takes parameters, and the hub on topics', () => {
+  it('documents 200, 304, 400, 404, 412, 414, 431 and 503 on every GET, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
       const takesParameters = (operation.parameters ?? []).some((parameter) => parameter.in === 'query' || parameter.in === 'path');
-      expect(Object.keys(operation.responses).sort()).toEqual(takesParameters ? ['200', '304', '400', '404', '412', '503'] : ['200', '304', '404', '412', '503']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '400', '404', '412', '414', '431', '503']);
+      expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
+      expect(Object.keys((paths[path]?.options as Operation).responses)).toEqual(['204']);
     }
     for (const [path, topic] of [['/reviews.json', URLS.reviews], ['/api/feed.json', URLS.feedJson], ['/feed.xml', URLS.feedAtom]] as const) {
       const ok = paths[path]?.get?.responses['200'] as { headers: Record<string, { example?: string }> };
