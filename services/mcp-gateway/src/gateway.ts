@@ -4,7 +4,7 @@ import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCM
 import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
-import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, MAX_BODY_BYTES, parseJsonBody, rpcError } from './http-rules.js';
+import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, MAX_BODY_BYTES, normalizeAcceptForSdk, parseJsonBody, rpcError } from './http-rules.js';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
 import { buildMcpServer } from './server.js';
@@ -138,6 +138,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
         void transport.close();
         void server.close();
       });
+      normalizeAcceptForSdk(req);
       try {
         await server.connect(transport);
         await transport.handleRequest(req, res, message);

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { ClientRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
@@ -11,9 +11,20 @@ import type { Logger } from '@reviews/runtime';
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const EXPOSED_HEADERS = 'Mcp-Session-Id';
+/** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
+const SDK_ACCEPT = 'application/json, text/event-stream';
+/** A weight of 0, "not acceptable" (RFC 9110 §12.4.2: `"0" [ "." 0*3DIGIT ]`), as a lower-cased parameter. */
+const ZERO_WEIGHT = /^q=0(\.0{0,3})?$/;
 
-/** The one JSON body parser (a connect middleware, so it also runs on a bare node:http request). */
-export const parseJsonBody = express.json({ limit: MAX_BODY_BYTES });
+/**
+ * The one JSON body parser (a connect middleware, so it also runs on a bare node:http request). Not
+ * strict: `1`, `null` or `"hi"` are valid JSON, so they must reach the JSON-RPC check and get -32600
+ * Invalid Request, not the -32700 Parse error strict mode would throw (JSON-RPC 2.0 §5.1).
+ */
+export const parseJsonBody = express.json({ limit: MAX_BODY_BYTES, strict: false });
+
+/** The lists this server serves: each is answered whole, without nextCursor, so it never issued a cursor. */
+const UNPAGINATED_LISTS = new Set(['tools/list', 'prompts/list', 'resources/list']);
 
 /** The schema of each MCP request method, by method name. */
 const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]));
@@ -21,12 +32,20 @@ const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[num
 /**
  * JSON-RPC 2.0 "Invalid params" (-32602) message for a known method whose params do not fit its schema,
  * else null. The SDK would throw the raw zod error from inside its handler, answered as -32603 Internal error.
+ * A list request with a cursor is invalid too: MCP 2025-06-18 (server/utilities/pagination) says an invalid
+ * cursor SHOULD get -32602, and every cursor is invalid here; the SDK would ignore it and list everything.
  */
 export function invalidParams(message: JSONRPCRequest): string | null {
   const result = REQUEST_SCHEMAS.get(message.method)?.safeParse(message);
-  if (result === undefined || result.success) return null;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-  return `Invalid params for ${message.method}: ${problems.join('; ')}`;
+  if (result === undefined) return null;
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    return `Invalid params for ${message.method}: ${problems.join('; ')}`;
+  }
+  if (UNPAGINATED_LISTS.has(message.method) && message.params?.['cursor'] !== undefined) {
+    return `Invalid params for ${message.method}: params.cursor: not a cursor this server issued (it answers every list in one page, without nextCursor)`;
+  }
+  return null;
 }
 
 export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
@@ -39,10 +58,35 @@ export function rpcError(res: ServerResponse, status: number, code: number, mess
   res.end(body);
 }
 
-/** Whether an Accept header lists both media types MCP streamable HTTP requires (parameters ignored, case-insensitive). */
+/**
+ * Whether an Accept header accepts both media types MCP streamable HTTP requires. Each must be named
+ * (a wildcard is not enough, ADR 0003), compared case-insensitively (RFC 9110 §8.3.1), in a media range
+ * whose weight is not 0 (RFC 9110 §12.4.2: q=0 means "not acceptable"); other parameters are ignored.
+ */
 export function acceptsMcpResponses(accept: string | undefined): boolean {
-  const accepted = new Set((accept ?? '').split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase()));
+  const accepted = new Set<string>();
+  for (const range of (accept ?? '').split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (!parameters.some((parameter) => ZERO_WEIGHT.test(parameter))) accepted.add(type);
+  }
   return accepted.has('application/json') && accepted.has('text/event-stream');
+}
+
+/**
+ * Shows the SDK transport a plain Accept once acceptsMcpResponses has accepted the request's own: the
+ * transport checks Accept again by case-sensitive substring, so it would refuse `Application/JSON` with
+ * 406, and the gateway's rule must be the only one. The transport reads the raw header lines (through
+ * @hono/node-server), node and express read `req.headers`: both are rewritten.
+ */
+export function normalizeAcceptForSdk(req: IncomingMessage): void {
+  const rawHeaders: string[] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const [name, value] = [req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string];
+    if (name.toLowerCase() !== 'accept') rawHeaders.push(name, value);
+  }
+  rawHeaders.push('Accept', SDK_ACCEPT);
+  req.rawHeaders = rawHeaders;
+  req.headers.accept = SDK_ACCEPT;
 }
 
 /** CORS headers for an allowed browser origin, on every answer (errors included), so a page can read the session id. */

@@ -61,8 +61,7 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     if (req.method !== 'POST' || pathOf(req.url) !== path) return null;
     const { origin, accept, 'content-type': contentType, 'mcp-protocol-version': version, 'mcp-session-id': sessionId } = req.headers;
     if (origin !== undefined && !originAllowed(origin)) return null;
-    // Lower case only: after the gateway's rule, the SDK checks Accept again by case-sensitive substring.
-    if (accept === undefined || accept !== accept.toLowerCase() || !acceptsMcpResponses(accept)) return null;
+    if (!acceptsMcpResponses(accept)) return null;
     // The exact header SDK clients send, which the gateway's media-type check and the SDK's both accept.
     if (contentType !== 'application/json') return null;
     if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;

@@ -76,10 +76,24 @@ describe('POST /mcp HTTP rules', () => {
     ['only application/json', 'application/json'],
     ['only text/event-stream', 'text/event-stream'],
     ['a wildcard', '*/*'],
+    ['application/json with q=0 (not acceptable, RFC 9110 §12.4.2)', 'application/json;q=0, text/event-stream'],
+    ['text/event-stream with Q=0.000', 'application/json, text/event-stream; Q=0.000'],
   ])('answers 406 when Accept lists %s', async (_label, accept) => {
     const response = await post(gateway.url, toolsList, { ...session(), Accept: accept });
     expect(response.status).toBe(406);
     expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Accept') } });
+  });
+
+  it.each([
+    ['in mixed case (RFC 9110 §8.3.1: type and subtype are case-insensitive)', 'Application/JSON, Text/Event-Stream'],
+    ['with parameters and non-zero weights', 'application/json; charset=utf-8; q=0.5, text/event-stream;q=1'],
+  ])('serves initialize and later requests with both types listed %s', async (_label, accept) => {
+    const initialize = await post(gateway.url, initializeBody(), { Accept: accept });
+    expect(initialize.status).toBe(200);
+    expect(initialize.headers.get('mcp-session-id')).toEqual(expect.any(String));
+    const response = await post(gateway.url, toolsList, { ...session(), Accept: accept });
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
   });
 
   it('answers 415 to a body that is not application/json', async () => {
@@ -113,10 +127,11 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toMatchObject({ error: { code: -32600, message: expect.stringContaining('batch') } });
   });
 
-  it('rejects a JSON value that is not a JSON-RPC message with 400 -32600', async () => {
-    const response = await post(gateway.url, { hello: 'world' }, session());
+  // JSON-RPC 2.0 §5.1: -32700 is for invalid JSON only; valid JSON that is no Request object is -32600.
+  it.each(['{"hello":"world"}', '1', 'null', 'true', '"hi"'])('answers the valid JSON %s, which is no JSON-RPC message, with 400 -32600 and id null', async (body) => {
+    const response = await post(gateway.url, body, session());
     expect(response.status).toBe(400);
-    expect(response.json).toMatchObject({ error: { code: -32600 } });
+    expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.any(String) }, id: null });
   });
 
   it(`answers 413 as JSON-RPC to a body over ${MAX_BODY_BYTES} bytes`, async () => {

@@ -146,6 +146,15 @@ describe('tools/call fast path', () => {
     expect(answer.headers).toEqual(expect.arrayContaining(['Access-Control-Allow-Origin: http://localhost:6274', 'Access-Control-Expose-Headers: Mcp-Session-Id']));
   });
 
+  it.each([
+    ['in upper case', 'APPLICATION/JSON, TEXT/EVENT-STREAM'],
+    ['with weights', 'text/event-stream;q=0.5, application/json'],
+  ])('takes an Accept %s, which the SDK path accepts too', async (_label, accept) => {
+    const { answer, taken } = await compare(call(29, 'get_faq', {}), headers({ Accept: accept }));
+    expect(taken).toBe(true);
+    expect(answer.status).toBe(200);
+  });
+
   const declined: [string, string, Record<string, string>, number][] = [
     ['invalid arguments (the SDK tool error)', call(11, 'search_reviews', { limit: 0 }), headers(), 200],
     ['an unknown argument', call(12, 'get_business', { extra: 1 }), headers(), 200],
@@ -159,7 +168,8 @@ describe('tools/call fast path', () => {
     ['a forged session', call(18, 'get_faq', {}), headers({ 'Mcp-Session-Id': `${sessionId.slice(0, -2)}AA` }), 404],
     ['a missing session', call(19, 'get_faq', {}), { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, 400],
     ['a wrong Accept', call(20, 'get_faq', {}), headers({ Accept: 'application/json' }), 406],
-    ['an Accept in upper case', call(21, 'get_faq', {}), headers({ Accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' }), 406],
+    ['an Accept refusing application/json with q=0', call(21, 'get_faq', {}), headers({ Accept: 'application/json;q=0, text/event-stream' }), 406],
+    ['valid JSON that is no JSON-RPC message', '"hi"', headers(), 400],
     ['a Content-Type with a charset', call(22, 'get_faq', {}), headers({ 'Content-Type': 'application/json; charset=utf-8' }), 200],
     ['a wrong Content-Type', call(23, 'get_faq', {}), headers({ 'Content-Type': 'text/plain' }), 415],
     ['an unsupported MCP-Protocol-Version', call(24, 'get_faq', {}), headers({ 'MCP-Protocol-Version': '1999-01-01' }), 400],

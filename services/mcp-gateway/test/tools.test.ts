@@ -225,6 +225,19 @@ describe('MCP tools, resources and prompts', () => {
     });
   });
 
+  // MCP 2025-06-18 server/utilities/pagination: an invalid cursor SHOULD be -32602. Every list is one
+  // page without nextCursor, so no cursor was ever issued and any cursor is invalid.
+  it.each([
+    ['tools/list', (cursor?: string) => client.listTools(cursor === undefined ? undefined : { cursor })],
+    ['prompts/list', (cursor?: string) => client.listPrompts(cursor === undefined ? undefined : { cursor })],
+    ['resources/list', (cursor?: string) => client.listResources(cursor === undefined ? undefined : { cursor })],
+  ])('answers %s in one page and refuses a cursor it never issued with -32602', async (_method, list) => {
+    expect(await list()).not.toHaveProperty('nextCursor');
+    for (const cursor of ['zzz', '']) {
+      await expect(list(cursor)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('cursor') });
+    }
+  });
+
   it('counts tool calls by tool and outcome, and initialized sessions', async () => {
     const value = async (name: string, labels: Record<string, string> = {}, series = name) => {
       const values = (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
