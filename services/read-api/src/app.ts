@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseSearchQuery, parseSinceDate, topicLinkHeader, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import { parseSearchQuery, parseSinceDate, topicLinkHeader, unexpectedParameters, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
@@ -110,6 +110,12 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
   app.get(
     SINCE_ROUTE,
     withSnapshot((snapshot, req, res) => {
+      // Refused rather than ignored, as search does: a client sending `?limit=5` must not think it was obeyed.
+      const unexpected = unexpectedParameters(groupQuery(splitTarget(req.url).query));
+      if (unexpected.length > 0) {
+        sendError(res, 400, 'invalid_query', 'This endpoint takes no query parameters; the date goes in the path.', { issues: unexpected });
+        return;
+      }
       const parsed = parseSinceDate(String(req.params.date));
       if (!parsed.ok) {
         sendError(res, 400, 'invalid_date', 'The date must be a real calendar date in the form YYYY-MM-DD.', { issues: parsed.issues });

@@ -201,6 +201,11 @@ describe('GET /api/reviews/since/:date', () => {
     expect(body.issues?.[0]?.path).toEqual(['date']);
   });
 
+  it('query parameters are refused, each named, rather than silently ignored', async () => {
+    const body = expectEnvelope(await request(url).get('/api/reviews/since/2025-01-01?limit=1&foo'), 400, 'invalid_query');
+    expect(body.issues?.map((issue) => issue.path)).toEqual([['limit'], ['foo']]);
+  });
+
   it('a "%" without two hex digits is a malformed request target -> 400 bad_request', async () => {
     expectEnvelope(await request(url).get('/api/reviews/since/%E0%A4%A'), 400, 'bad_request');
     expectEnvelope(await request(url).get('/api/reviews/since/%zz'), 400, 'bad_request');

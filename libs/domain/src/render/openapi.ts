@@ -245,7 +245,7 @@ function readPaths(urls: PublicUrls): Json {
       operationId: 'getReviewsSince',
       tag: 'reviews',
       summary: 'Reviews on or after a date',
-      description: 'Every review dated on or after `date`, newest first (date, then id, descending). A malformed or impossible date (e.g. 2025-02-30) is a 400; no match is a 200 with an empty list.',
+      description: 'Every review dated on or after `date`, newest first (date, then id, descending). A malformed or impossible date (e.g. 2025-02-30) is a 400, and so is any query parameter (this endpoint takes none); no match is a 200 with an empty list.',
       parameters: parametersFrom(SinceParams, 'path'),
       content: json('SinceResult'),
     }),

@@ -45,3 +45,8 @@ export function parseSinceDate(value: string): SinceDateResult {
   const parsed = SinceParams.safeParse({ date: value });
   return parsed.success ? { ok: true, date: parsed.data.date } : { ok: false, issues: toIssues(parsed.error) };
 }
+
+/** One issue per parameter of a query string given to an endpoint that takes none, named at its path. */
+export function unexpectedParameters(query: RawQuery): Issue[] {
+  return Object.keys(query).map((name) => customIssue([name], 'unknown parameter: this endpoint takes no query parameters'));
+}
