@@ -4,8 +4,10 @@
  * every invalid one is refused with a reason.
  */
 
-/** A target a route can match, or why the request is refused with 400. */
-export type TargetCheck = { readonly ok: true; readonly target: string } | { readonly ok: false; readonly message: string };
+/** Why a request target is refused with 400. A target that is served is returned as a plain string, allocating nothing. */
+export class TargetRefusal {
+  constructor(readonly message: string) {}
+}
 
 const ABSOLUTE_HTTP = /^https?:\/\/[^/?#]*/i;
 const PERCENT_TRIPLET = /%([0-9A-Fa-f]{2})/g;
@@ -29,25 +31,38 @@ function normalizePath(path: string): string | null {
  * percent-encoding), absolute-form (`http://host/path?q`, which a server must accept) reduced to
  * its path and query, asterisk-form for OPTIONS only. A fragment is never part of a target.
  */
-export function originForm(url: string, method: string | undefined): TargetCheck {
+export function originForm(url: string, method: string | undefined): string | TargetRefusal {
   let target = url;
   if (target.charCodeAt(0) !== SLASH) {
-    if (target === '*') return method === 'OPTIONS' ? { ok: true, target } : { ok: false, message: 'The target "*" is only valid for OPTIONS.' };
+    if (target === '*') return method === 'OPTIONS' ? target : new TargetRefusal('The target "*" is only valid for OPTIONS.');
     const authority = ABSOLUTE_HTTP.exec(target);
-    if (authority === null) return { ok: false, message: 'The request target must be a path or an absolute http(s) URI.' };
+    if (authority === null) return new TargetRefusal('The request target must be a path or an absolute http(s) URI.');
     const rest = target.slice(authority[0].length);
     target = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
   }
-  if (target.includes('#')) return { ok: false, message: 'The request target must not contain a fragment (#).' };
-  if (!target.includes('%')) return { ok: true, target };
+  if (target.includes('#')) return new TargetRefusal('The request target must not contain a fragment (#).');
+  if (!target.includes('%')) return target;
   const mark = target.indexOf('?');
   const path = normalizePath(mark === -1 ? target : target.slice(0, mark));
-  if (path === null) return { ok: false, message: 'The request path has a "%" that is not followed by two hexadecimal digits.' };
-  return { ok: true, target: mark === -1 ? path : path + target.slice(mark) };
+  if (path === null) return new TargetRefusal('The request path has a "%" that is not followed by two hexadecimal digits.');
+  return mark === -1 ? path : path + target.slice(mark);
 }
 
 /** RFC 9110 §7.2 / RFC 3986 §3.2.2: `uri-host [ ":" port ]`, the host an IP literal, IPv4 or reg-name. */
 const HOST_FIELD = /^(?:\[[0-9A-Fa-f:.]+\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
+
+const LOWER_CASE_BIT = 0x20;
+
+/** `Host` in any letter case, compared without making a lower-cased copy of every header name. */
+function isHostName(name: string): boolean {
+  return (
+    name.length === 4 &&
+    (name.charCodeAt(0) | LOWER_CASE_BIT) === 104 &&
+    (name.charCodeAt(1) | LOWER_CASE_BIT) === 111 &&
+    (name.charCodeAt(2) | LOWER_CASE_BIT) === 115 &&
+    (name.charCodeAt(3) | LOWER_CASE_BIT) === 116
+  );
+}
 
 /**
  * Why a request's Host fields are refused, or null when they are fine: an HTTP/1.1 request needs
@@ -57,8 +72,7 @@ const HOST_FIELD = /^(?:\[[0-9A-Fa-f:.]+\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'(
 export function hostFieldProblem(rawHeaders: readonly string[], httpVersion: string, lastValid: { value: string }): string | null {
   let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (!isHostName(rawHeaders[i]!)) continue;
     if (value !== undefined) return 'The request has more than one Host header field.';
     value = rawHeaders[i + 1]!;
   }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { CORS_HEADERS, setCorsHeaders } from './cors.js';
 import { sendError } from './errors.js';
-import { hostFieldProblem, originForm } from './request-target.js';
+import { hostFieldProblem, originForm, TargetRefusal } from './request-target.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -70,18 +70,18 @@ export function createHttpServer(handler: RequestHandler): Server {
         return;
       }
       const target = originForm(url, req.method);
-      if (!target.ok) {
+      if (target instanceof TargetRefusal) {
         sendError(res, 400, 'bad_request', target.message);
         return;
       }
-      if (target.target === '*') {
+      if (target === '*') {
         // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7): no resource to route to.
         res.statusCode = 204;
         setCorsHeaders(res);
         res.end();
         return;
       }
-      req.url = target.target;
+      req.url = target;
       handler(req, res);
     },
   );
