@@ -19,5 +19,6 @@ export interface SnapshotFollower {
   /** Called after every swap; returns an unsubscribe function. */
   onSwap(listener: (next: Snapshot, previous: Snapshot | null) => void): () => void;
   health(): FollowerHealth;
+  /** Stops following the source (no more swaps, no listener called); `current()` keeps the last snapshot. */
   close(): Promise<void>;
 }

@@ -13,7 +13,10 @@ export interface PodContext {
 
 export interface PodApp {
   readonly handler: RequestHandler;
-  /** Runs on shutdown after the HTTP server stopped accepting and before the dataset source closes. */
+  /**
+   * Runs on shutdown once the in-flight requests are done. The dataset source was already closed when
+   * shutdown began (the last snapshot stays current), so no dataset change starts new work meanwhile.
+   */
   readonly close?: () => Promise<void> | void;
 }
 
@@ -47,8 +50,10 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     readiness: () => snapshots.health(),
     handleSignals: true,
   });
-  // Close hooks run in reverse order: the app first, then the dataset source it reads from.
-  http.onClose(() => snapshots.close());
+  // Dataset changes are new work (a WebSub fan-out above all): stop following them the moment shutdown
+  // begins, so a change published during the drain is left to the next instance instead of being
+  // announced by both. The app keeps the last snapshot for what it still has in flight.
+  http.onStopAcceptingWork(() => snapshots.close());
   if (app.close) http.onClose(app.close);
   return http;
 }

@@ -36,11 +36,17 @@ export interface HttpService {
   /** e.g. http://127.0.0.1:8080 */
   readonly url: string;
   readonly metricsUrl: string;
+  /**
+   * Runs the moment shutdown begins, while in-flight requests are still being answered: stop taking
+   * work that does not arrive over HTTP (dataset changes), so whatever comes from now on is left to
+   * the next instance. These hooks run together; close hooks wait for them.
+   */
+  onStopAcceptingWork(hook: CloseHook): void;
   /** Runs at shutdown after the HTTP server stopped, in reverse registration order. */
   onClose(hook: CloseHook): void;
   /**
-   * Fails readiness, stops accepting, lets in-flight requests finish, runs close hooks; all within
-   * shutdownTimeoutMs (close hooks get at least 1 s). Idempotent.
+   * Fails readiness, stops accepting connections and other work, lets in-flight requests finish,
+   * runs close hooks; all within shutdownTimeoutMs (close hooks get at least 1 s). Idempotent.
    */
   shutdown(reason?: string): Promise<void>;
 }
@@ -82,6 +88,7 @@ async function listen(server: Server, port: number, host: string | undefined): P
 export async function startHttpService(options: HttpServiceOptions): Promise<HttpService> {
   const { logger } = options;
   let shuttingDown = false;
+  const stopWorkHooks: CloseHook[] = [];
   const hooks: CloseHook[] = [];
   // Off (no OTEL_* exporter): the handler runs bare, not even a no-op span per request.
   const serve = tracingEnabled() ? traceRequests(options.handler) : options.handler;
@@ -99,11 +106,22 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);
 
+  const runHook = async (hook: CloseHook): Promise<void> => {
+    try {
+      await hook();
+    } catch (error) {
+      logger.error({ err: error }, 'close hook failed');
+    }
+  };
+
   let shutdownPromise: Promise<void> | null = null;
   const drain = async (reason: string) => {
     shuttingDown = true;
     logger.info({ reason }, 'shutting down');
     const deadline = Date.now() + options.shutdownTimeoutMs;
+    // Started before anything is awaited: a dataset change that lands while in-flight requests drain
+    // must not start a fan-out here that the next instance repeats.
+    const workStopped = Promise.all(stopWorkHooks.map(runHook));
     const closed = once(server, 'close');
     server.close();
     server.closeIdleConnections();
@@ -114,13 +132,8 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     await closed;
     clearTimeout(timer);
     const runHooks = async () => {
-      for (const hook of hooks.reverse()) {
-        try {
-          await hook();
-        } catch (error) {
-          logger.error({ err: error }, 'close hook failed');
-        }
-      }
+      await workStopped;
+      for (const hook of hooks.reverse()) await runHook(hook);
       return 'done' as const;
     };
     // The hooks (hub deliveries in flight, NATS drain) share the same deadline, with a floor so they
@@ -152,6 +165,9 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     metricsServer,
     url: urlOf(server),
     metricsUrl: urlOf(metricsServer),
+    onStopAcceptingWork: (hook) => {
+      stopWorkHooks.push(hook);
+    },
     onClose: (hook) => {
       hooks.push(hook);
     },
