@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger, RequestHandler } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
 import type { RateDecision } from './rate-limit.js';
@@ -57,7 +58,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
     return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
   }
-  const parsed = parseHubRequest(new URLSearchParams(body.toString('utf8')), deps.policy);
+  const decoded = decodeUtf8Form(body);
+  if (!decoded.ok) {
+    metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
+    return text(res, 400, decoded.message);
+  }
+  const parsed = parseHubRequest(decoded.form, deps.policy);
   if (!parsed.ok) {
     metrics.requests.inc({ mode: parsed.mode, outcome: 'rejected' });
     return text(res, 400, parsed.message);

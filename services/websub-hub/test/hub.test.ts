@@ -98,6 +98,10 @@ describe('synchronous refusals never reach the callback', () => {
     ['empty secret', () => ({ ...valid('r16'), 'hub.secret': '' }), /hub\.secret/],
     ['secret of 200 bytes', () => ({ ...valid('r17'), 'hub.secret': 'é'.repeat(100) }), /200 bytes/],
     ['repeated hub.mode', () => `hub.mode=subscribe&hub.mode=unsubscribe&hub.topic=${encodeURIComponent(TOPIC_URLS.reviews)}&hub.callback=${encodeURIComponent(subscriber.url('r18'))}`, /more than once/],
+    // Decoded leniently, %FF would become U+FFFD and the hub would verify /cb/r20%EF%BF%BD, a URL nobody gave.
+    ['callback not UTF-8 once percent-decoded', () => `${new URLSearchParams(valid('r20'))}%FF`, /^hub\.callback: is not valid UTF-8/],
+    ['a field name not UTF-8', () => `${new URLSearchParams(valid('r21'))}&x%C0%AF=1`, /^x%C0%AF \(a field name\): is not valid UTF-8/],
+    ['an ignored parameter not UTF-8', () => `${new URLSearchParams(valid('r22'))}&hub.verify_token=%ED%A0%80`, /^hub\.verify_token: is not valid UTF-8/],
   ];
   it.each(cases)('%s → 400 text/plain', async (_label, form, reason) => {
     const res = await hub.post(form());
@@ -117,7 +121,7 @@ describe('synchronous refusals never reach the callback', () => {
   });
 
   it('none of the refused requests contacted a callback', () => {
-    for (let i = 1; i <= 19; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+    for (let i = 1; i <= 22; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
   });
 });
 
