@@ -54,7 +54,7 @@ async function startReplica(name: string): Promise<HttpService> {
     handler: composeRoutes({ [HUB_ROUTE]: hub.handler }, (_req, res) => sendNotFound(res)),
     readiness: () => snapshots.health(),
   });
-  service.onClose(() => snapshots.close());
+  service.onStopAcceptingWork(() => snapshots.close());
   service.onClose(() => nc.drain());
   service.onClose(() => hub.close());
   replicas.add(service);
