@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
-import { BASE_URL, close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, startTestApi, type TestApi } from './helpers.js';
+import { buildDataset } from '../../../libs/domain/test/fixtures.js';
+import { BASE_URL, close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, snapshotOf, startTestApi, type TestApi } from './helpers.js';
 
 let api: TestApi;
 let url: string;
@@ -176,6 +177,26 @@ describe('errors', () => {
       }
     } finally {
       api.serve(api.snapshot);
+    }
+  });
+});
+
+describe('a dataset published "in the future"', () => {
+  it('is served as last modified when first served, never after Date, and If-Modified-Since still works (RFC 9110 §8.8.2.1)', async () => {
+    const ahead = startTestApi();
+    ahead.serve(snapshotOf(buildDataset({ reviews: 30, seed: 5 }), new Date('2030-01-01T00:00:00Z')));
+    const aheadUrl = await listen(ahead.server);
+    try {
+      for (const path of ['/reviews.json', '/api/reviews/since/2020-01-01']) {
+        const first = await request(aheadUrl).get(path);
+        const lastModified = Date.parse(first.headers['last-modified'] as string);
+        expect(lastModified).toBeLessThanOrEqual(Date.parse(first.headers['date'] as string));
+        expect(lastModified).toBeGreaterThan(Date.now() - 60_000);
+        expect((await request(aheadUrl).get(path).set('If-Modified-Since', new Date().toUTCString())).status).toBe(304);
+        expect((await request(aheadUrl).get(path)).headers['last-modified']).toBe(first.headers['last-modified']);
+      }
+    } finally {
+      await close(ahead.server);
     }
   });
 });

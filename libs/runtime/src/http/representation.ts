@@ -21,26 +21,40 @@ interface PreparedVariant {
 
 interface Prepared {
   readonly link: string | undefined;
+  /** The Last-Modified sent and compared: the publish time, or when first served if that is earlier. */
+  readonly lastModifiedMs: number;
   readonly available: ReadonlySet<ContentCoding>;
   readonly byCoding: ReadonlyMap<ContentCoding, PreparedVariant>;
   readonly identity: PreparedVariant;
 }
 
-function prepareVariant(representation: Representation, variant: Variant, link: string | undefined): PreparedVariant {
+function prepareVariant(representation: Representation, variant: Variant, link: string | undefined, lastModified: string): PreparedVariant {
   const common: OutgoingHttpHeader[] = [...CORS_HEADERS, 'ETag', variant.etag, 'Cache-Control', CACHE_CONTROL, 'Vary', 'Accept-Encoding'];
   if (link !== undefined) common.push('Link', link);
   // A 304 carries no Last-Modified: RFC 9110 §15.4.5 asks for no representation metadata beyond
   // ETag, Vary and the cache fields when an ETag is there to guide the cache update.
-  const ok = [...common, 'Last-Modified', representation.lastModified, 'Content-Type', representation.contentType];
+  const ok = [...common, 'Last-Modified', lastModified, 'Content-Type', representation.contentType];
   if (variant.coding !== 'identity') ok.push('Content-Encoding', variant.coding);
   ok.push('Content-Length', variant.body.length);
   return { variant, ok, notModified: common };
 }
 
+/**
+ * A dataset stamped later than this server's clock (a file dated ahead, a publisher's clock running
+ * fast) must not be served as modified in the future: RFC 9110 §8.8.2.1 makes it the time of first
+ * serving instead, so Last-Modified never passes Date and If-Modified-Since keeps working.
+ */
+function servableLastModifiedMs(representation: Representation): number {
+  const now = Math.floor(Date.now() / 1000) * 1000;
+  return Math.min(representation.lastModifiedMs, now);
+}
+
 function prepare(representation: Representation, link: string | undefined): Prepared {
+  const lastModifiedMs = servableLastModifiedMs(representation);
+  const lastModified = lastModifiedMs === representation.lastModifiedMs ? representation.lastModified : new Date(lastModifiedMs).toUTCString();
   const variants = [representation.identity, representation.gzip, representation.br].filter((variant): variant is Variant => variant !== null);
-  const byCoding = new Map(variants.map((variant) => [variant.coding, prepareVariant(representation, variant, link)]));
-  return { link, available: new Set(byCoding.keys()), byCoding, identity: byCoding.get('identity')! };
+  const byCoding = new Map(variants.map((variant) => [variant.coding, prepareVariant(representation, variant, link, lastModified)]));
+  return { link, lastModifiedMs, available: new Set(byCoding.keys()), byCoding, identity: byCoding.get('identity')! };
 }
 
 /**
@@ -74,11 +88,11 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   const { headers } = req;
   const acceptEncoding = headers['accept-encoding'];
   const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
-  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
+  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs })) {
     sendError(res, 412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the current representation.');
     return;
   }
-  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: representation.lastModifiedMs })) {
+  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs })) {
     res.writeHead(304, chosen.notModified);
     res.end();
     return;
