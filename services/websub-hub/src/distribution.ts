@@ -71,6 +71,27 @@ async function announce(snapshot: Snapshot, deps: DistributionDeps): Promise<voi
 }
 
 /**
+ * Queue again the notifications a previous run owed but may have lost with its in-process queue:
+ * for each announced topic, one job for its current state per active subscription that has not
+ * acknowledged that state's bytes. Subscriptions that were waiting out a retry delay get their next
+ * attempt now (their failure count is in the store).
+ */
+export async function resumeUndelivered(deps: Pick<DistributionDeps, 'store' | 'queue' | 'logger' | 'now'>): Promise<void> {
+  const { store, queue, logger, now } = deps;
+  const t = now();
+  const subscriptions = await store.list();
+  let resumed = 0;
+  for (const topic of TOPICS) {
+    const state = await store.topicState(topic);
+    if (!state) continue;
+    const owed = subscriptions.filter((s) => s.topic === topic && isActive(s, t) && s.deliveredEtag !== state.etag);
+    await queue.enqueue(owed.map((s) => ({ subscriptionKey: s.key, topic, seq: state.seq, etag: state.etag, enqueuedAt: t })));
+    resumed += owed.length;
+  }
+  logger.info({ resumed }, 'undelivered notifications of the last run queued again');
+}
+
+/**
  * Run one delivery job: POST the topic's newest bytes to the subscription and apply the outcome.
  * 2xx resets the failure count, 410 removes at once, anything else counts a failure and is retried
  * after the configured delay; the third failure in a row sends a denial and removes it.

@@ -1,7 +1,7 @@
 import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
-import { announceSnapshot, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
+import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
 import { createHubMetrics } from './metrics.js';
@@ -83,6 +83,8 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   let sweeper: NodeJS.Timeout | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
   let announcing: Promise<void> = Promise.resolve();
+  // A queue that forgets its jobs at close or crash may have left notifications undelivered.
+  let mustResume = !queue.keepsJobsAcrossRestarts;
   const outbound = createOutboundClient({
     allowPrivateAddresses: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS,
     userAgent: `reviews-websub-hub/1.0 (+${urls.hub})`,
@@ -144,6 +146,12 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
       const snapshot = snapshots.current();
       if (closed || !snapshot) return;
       try {
+        // Only once there is a snapshot (a job that waits too long for its dataset is dropped), and before
+        // announcing it: a change announced right after supersedes the resumed jobs with the newest bytes.
+        if (mustResume) {
+          await resumeUndelivered(distribution);
+          mustResume = false;
+        }
         await announceSnapshot(snapshot, distribution);
       } catch (error) {
         logger.error({ err: error, version: snapshot.version }, 'announcing a dataset change failed; retrying');

@@ -16,7 +16,10 @@ export interface Subscription {
   readonly requestedAt: number;
   /** Consecutive failed deliveries; any 2xx resets it. */
   readonly failures: number;
-  /** ETag of the identity bytes last acknowledged with 2xx, so a repeated job never re-sends them. */
+  /**
+   * ETag of the identity bytes last acknowledged with 2xx (a new subscription starts with the
+   * topic's announced one), so a repeated job never re-sends them and a restart sees who is owed.
+   */
   readonly deliveredEtag: string | null;
   readonly lastStatus: number | null;
   readonly lastAttemptAt: number | null;

@@ -75,6 +75,9 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   if (request.mode === 'unsubscribe') {
     await store.update(key, (current) => (isStale(current) ? undefined : null));
   } else {
+    // A new subscription starts as if notified of the content announced before it existed: otherwise
+    // a restart (resumeUndelivered) would send it a change made before it subscribed.
+    const announced = await store.topicState(request.topic);
     await store.update(key, (current) =>
       isStale(current)
         ? undefined
@@ -89,7 +92,8 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
             expiresAt: verifiedAt + leaseSeconds * 1000,
             requestedAt,
             failures: 0,
-            deliveredEtag: current?.deliveredEtag ?? null,
+            // A renewal keeps its own: a job for the announced change may still be on its way to it.
+            deliveredEtag: current ? current.deliveredEtag : (announced?.etag ?? null),
             lastStatus: current?.lastStatus ?? null,
             lastAttemptAt: current?.lastAttemptAt ?? null,
           },

@@ -502,6 +502,85 @@ describe('durable state (file store)', () => {
   });
 });
 
+describe('restarts with the in-process queue (standalone)', () => {
+  const queueDepth = (running: RunningHub) => metricValue(running.metrics, 'websub_queue_depth');
+
+  /** Subscribe `name` to the reviews topic through `running` and wait until its verified state is stored. */
+  async function subscribeThrough(running: RunningHub, name: string): Promise<void> {
+    const callback = subscriber.url(name);
+    const key = subscriptionKey(TOPIC_URLS.reviews, callback);
+    const before = (await running.store.get(key))?.requestedAt;
+    expect((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status).toBe(202);
+    await waitFor(async () => (await running.store.get(key))?.requestedAt !== before, 5000, `${name} verified`);
+  }
+
+  it('jobs dropped at close are delivered by the next hub, to exactly the subscribers still owed the change', async () => {
+    const dir2 = await tempDir('websub-resume-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    // One delivery at a time, and a retry that would come only after the hub is gone.
+    const options = { pki, dataDir: dir2.path, follower: follower2, limits: { deliveryConcurrency: 1 }, env: { WEBSUB_RETRY_DELAYS_MS: '0,600000' } };
+    const first = await startHub(options);
+    let firstStopped: Promise<void> | null = null;
+    let second: RunningHub | null = null;
+    let answerSlow = (): void => undefined;
+    const slowAnswered = new Promise<void>((resolve) => (answerSlow = resolve));
+    try {
+      // Listed, hence queued, in this order: a failure waiting for its retry, one in flight at close, two waiting.
+      for (const name of ['resume-retrying', 'resume-slow', 'resume-a', 'resume-b']) await subscribeThrough(first, name);
+      let retryingPosts = 0;
+      subscriber.behave('resume-retrying', (req) => (req.method === 'POST' ? (++retryingPosts === 1 ? { status: 500 } : { status: 204 }) : 'echo'));
+      subscriber.behave('resume-slow', (req) => (req.method === 'POST' ? { status: 204, answerWhen: slowAnswered } : 'echo'));
+      const changed = snapshotFor(++seed);
+      follower2.publish(changed);
+      const body = changed.topic('reviews').identity.body;
+      await waitFor(() => subscriber.countReceived('resume-slow', body) === 1, 5000, 'the slow delivery under way');
+      // A renewal keeps the subscription owed the change it has not acknowledged.
+      await subscribeThrough(first, 'resume-b');
+
+      firstStopped = first.stop();
+      await waitFor(async () => (await queueDepth(first)) === 1, 5000, 'waiting jobs dropped, the slow one still running');
+      answerSlow();
+      await firstStopped;
+      expect(subscriber.countReceived('resume-a', body) + subscriber.countReceived('resume-b', body)).toBe(0);
+
+      second = await startHub(options);
+      const running = second;
+      await waitFor(() => ['resume-retrying', 'resume-a', 'resume-b'].every((name) => subscriber.countReceived(name, body) >= 1), 5000, 'owed deliveries resumed');
+      await waitFor(async () => (await queueDepth(running)) === 0, 5000, 'resumed jobs done');
+      expect(['resume-retrying', 'resume-slow', 'resume-a', 'resume-b'].map((name) => [name, subscriber.countReceived(name, body)])).toEqual([
+        ['resume-retrying', 2],
+        ['resume-slow', 1],
+        ['resume-a', 1],
+        ['resume-b', 1],
+      ]);
+      expect(await second.store.get(subscriptionKey(TOPIC_URLS.reviews, subscriber.url('resume-retrying')))).toMatchObject({ failures: 0, lastStatus: 204 });
+    } finally {
+      answerSlow();
+      await (firstStopped ?? first.stop());
+      await second?.stop();
+      await dir2.remove();
+    }
+  });
+
+  it('a subscription made after the last change is not notified of it at the next start', async () => {
+    const dir2 = await tempDir('websub-resume-new-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const first = await startHub({ pki, dataDir: dir2.path, follower: follower2 });
+    await subscribeThrough(first, 'resume-newcomer');
+    await first.stop();
+    const second = await startHub({ pki, dataDir: dir2.path, follower: follower2 });
+    try {
+      await waitFor(async () => (await queueDepth(second)) === 0, 5000, 'nothing left to deliver');
+      expect(subscriber.notifications('resume-newcomer')).toEqual([]);
+    } finally {
+      await second.stop();
+      await dir2.remove();
+    }
+  });
+});
+
 describe('metrics', () => {
   it('exposes the websub_* series without callback URLs as labels', async () => {
     const text = await hub.metrics.registry.metrics();

@@ -70,7 +70,10 @@ export interface Received {
   readonly body: Buffer;
 }
 
-export type Reply = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'echo' | 'hang';
+export type Reply =
+  | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number; /** Answer only once this settles. */ answerWhen?: Promise<unknown> }
+  | 'echo'
+  | 'hang';
 
 /** What a subscriber answers, per request; the default echoes challenges and acknowledges notifications. */
 export type Behaviour = (req: Received) => Reply;
@@ -160,12 +163,13 @@ export class Subscriber {
         return;
       }
       const answer = () => res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? '');
-      if (reply.delayMs) {
+      const held = reply.answerWhen ?? (reply.delayMs ? new Promise((resolve) => setTimeout(resolve, reply.delayMs)) : null);
+      if (held) {
         this.hanging.add(res);
-        setTimeout(() => {
+        void held.then(() => {
           this.hanging.delete(res);
           if (!res.destroyed) answer();
-        }, reply.delayMs);
+        });
       } else {
         answer();
       }
@@ -251,7 +255,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
     store = await openNatsSubscriptionStore(jetstream(nc));
   } else {
     store = await openFileSubscriptionStore(config.DATA_DIR);
-    hub = createWebSubHub({ ...base, store, queue: createMemoryJobQueue({ concurrency: 16, logger: silentLogger }) });
+    hub = createWebSubHub({ ...base, store, queue: createMemoryJobQueue({ concurrency: options.limits?.deliveryConcurrency ?? 16, logger: silentLogger }) });
   }
   await hub.start();
   const server = createHttpServer(hub.handler);

@@ -22,6 +22,11 @@ export type JobHandler = (job: DeliveryJob) => Promise<JobOutcome>;
  * (at least once across crashes); `retryInMs` puts it back after a delay.
  */
 export interface JobQueue {
+  /**
+   * Whether queued jobs outlive this process (a JetStream stream does; an in-process queue loses
+   * them at close or crash, and the hub then re-derives the undelivered ones from the store).
+   */
+  readonly keepsJobsAcrossRestarts: boolean;
   /** Enqueue; a job already queued (same subscription, seq and ETag) is not queued twice. */
   enqueue(jobs: readonly DeliveryJob[]): Promise<void>;
   start(handler: JobHandler): Promise<void>;

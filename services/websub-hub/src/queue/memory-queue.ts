@@ -4,7 +4,9 @@ import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-q
 /**
  * The standalone job queue: one pending job per subscription. A newer change replaces a job that
  * is waiting for its retry delay (the retry then sends the newest content instead of queueing a
- * second notification); at most `concurrency` jobs run at once.
+ * second notification); at most `concurrency` jobs run at once. Close drops the jobs not running
+ * yet and a crash loses all of them: the next hub to start queues again, from the store, every
+ * notification not acknowledged (resumeUndelivered).
  */
 export function createMemoryJobQueue(options: { concurrency: number; logger: Logger }): JobQueue {
   interface Pending {
@@ -63,6 +65,7 @@ export function createMemoryJobQueue(options: { concurrency: number; logger: Log
   };
 
   return {
+    keepsJobsAcrossRestarts: false,
     enqueue: async (jobs) => {
       for (const job of jobs) schedule(job, 0);
     },

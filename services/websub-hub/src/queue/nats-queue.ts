@@ -69,6 +69,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   };
 
   return {
+    keepsJobsAcrossRestarts: true,
     enqueue: async (jobs) => {
       await Promise.all(jobs.map(({ traceparent, ...job }) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job), ...traceHeaders(traceparent) })));
     },
