@@ -57,7 +57,7 @@ function urlOf(server: Server): string {
 }
 
 /** Serves `/metrics` from the process registry on its own port, away from public traffic. */
-function createMetricsServer(metrics: Metrics): Server {
+function createMetricsServer(metrics: Metrics, logger: Logger): Server {
   return createServer((req, res) => {
     if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       sendNotFound(res);
@@ -68,7 +68,9 @@ function createMetricsServer(metrics: Metrics): Server {
         res.setHeader('Content-Type', metrics.registry.contentType);
         res.end(text);
       },
-      () => {
+      (error: unknown) => {
+        // A collector failed: say which, or the scrape's 500 leaves nothing to go on.
+        logger.error({ err: error }, 'metrics exposition failed');
         res.statusCode = 500;
         res.end();
       },
@@ -102,7 +104,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     () => shuttingDown,
   );
   const server = createHttpServer(handler);
-  const metricsServer = createMetricsServer(options.metrics);
+  const metricsServer = createMetricsServer(options.metrics, logger);
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);
 

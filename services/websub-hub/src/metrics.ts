@@ -1,5 +1,6 @@
 import { TOPICS } from '@reviews/domain';
 import { Counter, Gauge, Histogram, type Metrics } from '@reviews/runtime';
+import { DENIAL_REASON } from './distribution.js';
 
 export interface HubMetrics {
   readonly subscriptions: Gauge<'state'>;
@@ -26,9 +27,12 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       help: 'WebSub subscriptions by state (active, expired but not yet swept, pending verification in this process).',
       labelNames: ['state'] as const,
       registers: [registry],
+      // The counts come from the subscription store (NATS in pods). When it cannot be read, the gauge
+      // keeps its last values instead of failing the whole scrape: a NATS outage must leave
+      // nats_connected visible at 0, not take every hub series down with a 500.
       async collect() {
-        const counts = await gauges.subscriptionCounts();
-        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+        const counts = await gauges.subscriptionCounts().catch(() => null);
+        if (counts !== null) for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     }),
     verifications: new Counter({
@@ -67,7 +71,8 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       help: 'Delivery jobs waiting or running.',
       registers: [registry],
       async collect() {
-        this.set(await gauges.queueDepth().catch(() => -1));
+        const depth = await gauges.queueDepth().catch(() => null);
+        if (depth !== null) this.set(depth);
       },
     }),
     requests: new Counter({
@@ -77,9 +82,13 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       registers: [registry],
     }),
   };
+  // Every series an alert takes increase() of exists from the start at 0: a counter first seen at 1
+  // has no increase to show, so a pod's first retry or denial would go unnoticed.
   for (const topic of TOPICS) {
     metrics.deliveryDuration.zero({ topic });
+    metrics.deliveryRetries.inc({ topic }, 0);
     for (const outcome of ['success', 'gone', 'failure']) metrics.deliveries.inc({ topic, outcome }, 0);
   }
+  metrics.denials.inc({ reason: DENIAL_REASON }, 0);
   return metrics;
 }

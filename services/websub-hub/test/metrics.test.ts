@@ -1,0 +1,34 @@
+import { describe, expect, it } from '@jest/globals';
+import { createMetrics } from '@reviews/runtime';
+import { createHubMetrics } from '../src/metrics.js';
+
+describe('hub metrics', () => {
+  it('a store that cannot be read (NATS down) leaves the last gauge values and never fails the scrape', async () => {
+    let reachable = true;
+    const metrics = createMetrics('websub-hub');
+    createHubMetrics(metrics, {
+      subscriptionCounts: async () => {
+        if (!reachable) throw new Error('TIMEOUT');
+        return { active: 7, expired: 1, pending: 0 };
+      },
+      queueDepth: async () => {
+        if (!reachable) throw new Error('TIMEOUT');
+        return 3;
+      },
+    });
+    expect(await metrics.registry.metrics()).toContain('websub_subscriptions{state="active"} 7');
+    reachable = false;
+    const during = await metrics.registry.metrics();
+    expect(during).toContain('websub_subscriptions{state="active"} 7');
+    expect(during).toContain('websub_queue_depth 3');
+    expect(during).toContain('process_cpu_user_seconds_total{service="websub-hub"}');
+  });
+
+  it('every series an alert takes the increase of starts at 0', async () => {
+    const metrics = createMetrics('websub-hub');
+    createHubMetrics(metrics, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('websub_denials_total{reason="delivery-failed-3-times"} 0');
+    for (const topic of ['reviews', 'feedJson', 'feedAtom']) expect(text).toContain(`websub_delivery_retries_total{topic="${topic}"} 0`);
+  });
+});
