@@ -8,7 +8,8 @@ import { buildSnapshotContent, validateDataset, type Compress, type Issue, type 
  */
 export const RETIRE_AFTER_BYTES = 16 * 1024 * 1024;
 
-export type Rejection = { reason: 'invalid_json' | 'invalid_dataset' | 'build_error'; summary: string; issues: Issue[] };
+export const BUILD_REFUSAL_REASONS = ['invalid_json', 'invalid_dataset', 'build_error'] as const;
+export type Rejection = { reason: (typeof BUILD_REFUSAL_REASONS)[number]; summary: string; issues: Issue[] };
 
 export type ContentOutcome = { ok: true; content: SnapshotContent } | { ok: false; rejection: Rejection };
 

@@ -3,8 +3,8 @@ import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { assembleSnapshot, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
-import type { DatasetSource, PublishedDataset } from './source.js';
-import { buildError, type Rejection } from './follow-build.js';
+import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
+import { BUILD_REFUSAL_REASONS, buildError, type Rejection } from './follow-build.js';
 import { createContentBuilder, type LateBrotli } from './follow-offthread.js';
 
 export interface FollowOptions {
@@ -65,7 +65,13 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
     loadFailures: shared(
       registry,
       'dataset_load_failures_total',
-      () => new Counter({ name: 'dataset_load_failures_total', help: 'Datasets refused, by reason (invalid_json, invalid_dataset, build_error).', labelNames: ['service', 'reason'] as const, registers }),
+      () =>
+        new Counter({
+          name: 'dataset_load_failures_total',
+          help: 'Datasets refused, by reason: invalid_json, invalid_dataset, build_error; from NATS also invalid_pointer, missing_object, corrupt_object, digest_mismatch.',
+          labelNames: ['service', 'reason'] as const,
+          registers,
+        }),
     ),
   };
 }
@@ -79,8 +85,13 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
 export async function followSnapshots(source: DatasetSource, options: FollowOptions): Promise<SnapshotFollower> {
   const { logger, service } = options;
   const metrics = datasetMetrics(options.metrics);
+  // From the start at 0, so an alert on their increase sees a pod's first refusal.
+  for (const reason of BUILD_REFUSAL_REASONS) metrics.loadFailures.inc({ service, reason }, 0);
+  const followingSince = Date.now();
   let current: Snapshot | null = null;
-  let lastRejection: string | null = null;
+  /** The follower's own last refusal (a build's), and when the last offered version was accepted. */
+  let lastRejection: SourceRefusal | null = null;
+  let lastAcceptedAt = -Infinity;
   let closed = false;
   const listeners = new Set<(next: Snapshot, previous: Snapshot | null) => void>();
 
@@ -125,12 +136,12 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     if (!result.ok) {
       const { rejection } = result;
       metrics.loadFailures.inc({ service, reason: rejection.reason });
-      lastRejection = `dataset ${dataset.version} refused (${rejection.reason}): ${rejection.summary}`;
+      lastRejection = { at: performance.now(), summary: `dataset ${dataset.version} refused (${rejection.reason}): ${rejection.summary}` };
       for (const issue of rejection.issues) logger.error({ datasetVersion: dataset.version, path: issue.path.join('.'), code: issue.code }, issue.message);
       logger.error({ datasetVersion: dataset.version, reason: rejection.reason, issueCount: rejection.issues.length, serving: current?.version ?? null }, 'dataset refused; keeping the current snapshot');
       return;
     }
-    lastRejection = null;
+    lastAcceptedAt = performance.now();
     const next = result.snapshot;
     const previous = current;
     // Same content re-offered (a reconnect, a re-saved file): nothing changes, nobody is notified.
@@ -139,7 +150,9 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     if (previous) metrics.info.remove({ service, version: previous.version });
     metrics.info.set({ service, version: next.version }, 1);
     metrics.publishedTimestamp.set({ service }, next.publishedAt.getTime() / 1000);
-    metrics.propagation.observe({ service }, Math.max(0, (Date.now() - next.publishedAt.getTime()) / 1000));
+    // Only a version published while this process follows is propagation: a first load at start
+    // measures the dataset's age, and every rollout would push the histogram into its +Inf bucket.
+    if (previous || next.publishedAt.getTime() >= followingSince) metrics.propagation.observe({ service }, Math.max(0, (Date.now() - next.publishedAt.getTime()) / 1000));
     logger.info({ datasetVersion: next.version, publishedAt: next.publishedAt.toISOString(), buildMs: Math.round(performance.now() - started), previous: previous?.version ?? null }, 'dataset snapshot swapped in');
     if (result.lateBrotli) void addLateBrotli(next, result.lateBrotli);
     for (const listener of listeners) {
@@ -160,12 +173,16 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
       return () => listeners.delete(listener);
     },
     health(): FollowerHealth {
+      const sourceHealth = source.health();
+      // The newest refusal, the source's (NATS integrity checks) or a build's, unless a version was accepted since.
+      const refusals = [lastRejection, sourceHealth.lastRefusal ?? null].filter((refusal): refusal is SourceRefusal => refusal !== null && refusal.at > lastAcceptedAt);
+      const newest = refusals.sort((a, b) => b.at - a.at)[0];
       return {
         ready: current !== null,
         version: current?.version ?? null,
         publishedAt: current?.publishedAt.toISOString() ?? null,
-        source: source.health(),
-        lastRejection,
+        source: sourceHealth,
+        lastRejection: newest?.summary ?? null,
       };
     },
     async close() {

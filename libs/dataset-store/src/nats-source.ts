@@ -1,13 +1,15 @@
+import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
 import { contextFromTraceparent, Counter, Gauge, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
-import type { DatasetSource, PublishedDataset, SourceHealth } from './source.js';
+import type { DatasetSource, PublishedDataset, SourceHealth, SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
-export type NatsRefusalReason = 'invalid_pointer' | 'missing_object' | 'corrupt_object' | 'digest_mismatch';
+const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_object', 'digest_mismatch'] as const;
+export type NatsRefusalReason = (typeof NATS_REFUSAL_REASONS)[number];
 
 export interface NatsDatasetSourceOptions {
   /** NATS_URL: one or more comma-separated server URLs. */
@@ -46,6 +48,7 @@ export class NatsDatasetSource implements DatasetSource {
   private closed = false;
   private connected = false;
   private detail = 'not started';
+  private lastRefusal: SourceRefusal | null = null;
   /** Highest pointer revision already handled (delivered or refused); older ones are stale. */
   private handledRevision = 0;
   private deliveredVersion: string | null = null;
@@ -65,13 +68,17 @@ export class NatsDatasetSource implements DatasetSource {
 
   subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
     if (this.running) throw new Error('NatsDatasetSource.subscribe() may be called once');
+    // The follower registered the counter before subscribing; its series start at 0 so that an
+    // alert on their increase sees a pod's first refusal.
+    const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
+    if (failures instanceof Counter) for (const reason of NATS_REFUSAL_REASONS) failures.inc({ service: this.options.service, reason }, 0);
     const initial = deferred();
     this.running = this.run(onDataset, initial);
     return initial.promise;
   }
 
   health(): SourceHealth {
-    return { connected: this.connected, detail: this.detail };
+    return { connected: this.connected, detail: this.detail, ...(this.lastRefusal ? { lastRefusal: this.lastRefusal } : {}) };
   }
 
   async close(): Promise<void> {
@@ -246,6 +253,7 @@ export class NatsDatasetSource implements DatasetSource {
 
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {
     this.options.logger.error({ ...context, reason, bucket: POINTER_BUCKET }, `dataset refused, keeping the previous one: ${problem}`);
+    this.lastRefusal = { at: performance.now(), summary: `dataset pointer refused (${reason}): ${problem}` };
     const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
     if (failures instanceof Counter) failures.inc({ service: this.options.service, reason });
   }

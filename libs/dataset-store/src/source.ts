@@ -19,6 +19,14 @@ export interface SourceHealth {
   /** False while the backing store (NATS) is unreachable; the last snapshot keeps being served. */
   readonly connected: boolean;
   readonly detail: string;
+  /** The last version the source refused itself, before any build (NATS: a pointer or object failing its checks). */
+  readonly lastRefusal?: SourceRefusal;
+}
+
+export interface SourceRefusal {
+  /** `performance.now()` when refused, to order it against what the follower accepted or refused. */
+  readonly at: number;
+  readonly summary: string;
 }
 
 /**

@@ -126,10 +126,14 @@ describe('NATS dataset store and source (real nats-server)', () => {
     unsubscribe();
   });
 
-  it('refuses a pointer to a missing object and keeps serving the previous dataset', async () => {
+  it('refuses a pointer to a missing object, keeps serving the previous dataset and says why in /readyz', async () => {
+    // The refusal series existed at 0 before: an alert on increase() sees this first one.
+    expect(await replicas[0]!.metrics.registry.metrics()).toContain('dataset_load_failures_total{service="test-replica",reason="missing_object"} 0');
+    expect(replicas[0]!.follower.health().lastRejection).toBeNull();
     await forcePointer({ version: 'missing', object: 'v/missing.json', sha256: 'a'.repeat(64), size: 10 });
     await eventually(async () => (await metricValue(replicas[0]!.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })) === 1);
     expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+    expect(replicas[0]!.follower.health().lastRejection).toMatch(/missing_object.*does not exist/);
   });
 
   it('refuses a truncated object (size and digest disagree with the pointer)', async () => {
