@@ -29,5 +29,5 @@ await runPod(SERVICE, ({ logger, metrics, snapshots }) => {
   const handler = createReadApi({ logger, metrics, snapshots });
   return { handler: busyMicros > 0 ? afterBusyCpu(busyMicros, handler) : handler };
 }, {
-  metrics: process.env.BENCH_METRICS === 'off' ? withoutMetrics() : createMetrics(),
+  metrics: process.env.BENCH_METRICS === 'off' ? withoutMetrics() : createMetrics(SERVICE),
 });

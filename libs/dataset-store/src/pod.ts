@@ -35,7 +35,7 @@ export interface PodOptions {
 export async function runPod(service: string, build: (context: PodContext) => Promise<PodApp> | PodApp, options: PodOptions = {}): Promise<HttpService> {
   const config = loadConfigOrExit(service);
   const logger = createLogger(service, config.LOG_LEVEL);
-  const metrics = options.metrics ?? createMetrics();
+  const metrics = options.metrics ?? createMetrics(service);
   const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger }) : await openDatasetSource(config, { logger, metrics, service });
   const snapshots = await followSnapshots(source, { baseUrl: config.BASE_URL, logger, metrics, service });
   const app = await runOrExitOnConfigError(service, () => build({ config, logger, metrics, snapshots }));

@@ -9,10 +9,14 @@ export interface Metrics {
   readonly httpDuration: RequestHistogram<'service' | 'method' | 'route' | 'status_code'>;
 }
 
-/** One registry per process, shared by every service composed into it. */
-export function createMetrics(): Metrics {
+/**
+ * One registry per process, shared by every service composed into it. The process's own series
+ * (memory, event-loop lag, GC) carry its `service` label like the request series, so dashboards
+ * filter both alike; without it they would carry only the scrape target's labels.
+ */
+export function createMetrics(service?: string): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, ...(service === undefined ? {} : { labels: { service } }) });
   const httpDuration = new RequestHistogram(
     'http_request_duration_seconds',
     'HTTP request duration by service, method, route template and status code.',
