@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { createHttpServer, type RequestHandler } from './http/server.js';
+import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
 import { withProbes, type Readiness } from './probes.js';
 import { traceRequests } from './http/trace-requests.js';
@@ -103,7 +104,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     options.readiness,
     () => shuttingDown,
   );
-  const server = createHttpServer(handler);
+  const server = createHttpServer(handler, (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger));
   const metricsServer = createMetricsServer(options.metrics, logger);
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);

@@ -127,8 +127,8 @@ describe('startHttpService', () => {
     expect(await rawExchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1.1 204/);
   });
 
-  it('refuses a missing, repeated or invalid Host with the 400 envelope (RFC 9112 §3.2)', async () => {
-    const { service: s } = await start(hello);
+  it('refuses a missing, repeated or invalid Host with the 400 envelope (RFC 9112 §3.2), counted as unmatched requests', async () => {
+    const { service: s, metrics } = await start(hello);
     const port = Number(new URL(s.url).port);
     const refused = {
       missing: 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n',
@@ -142,6 +142,7 @@ describe('startHttpService', () => {
       expect([what, answer.slice(0, 12)]).toEqual([what, 'HTTP/1.1 400']);
       expect(answer).toContain('Host header field');
     }
+    expect(await metrics.registry.metrics()).toContain('http_request_duration_seconds_count{service="test",method="GET",route="unmatched",status_code="400"} 5');
     for (const host of ['x', 'x:8080', '127.0.0.1:1', '[::1]:80', 'a-b.example.', 'xn--bcher-kva.example']) {
       expect(await rawExchange(port, `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1.1 200/);
     }

@@ -47,8 +47,13 @@ function rawErrorResponse([status, reason, code, message]: ClientError): string 
  * target and Host are checked here, once for every service (request-target.ts): routes see only
  * origin-form targets.
  */
-export function createHttpServer(handler: RequestHandler): Server {
+export function createHttpServer(handler: RequestHandler, observeRefused?: RequestHandler): Server {
   const lastValidHost = { value: '' };
+  // Refusals here never reach a route; they are still requests an operator should see.
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string): void => {
+    observeRefused?.(req, res);
+    sendError(res, status, error, message);
+  };
   const server = createServer(
     {
       maxHeaderSize: 16 * 1024,
@@ -61,17 +66,17 @@ export function createHttpServer(handler: RequestHandler): Server {
     (req, res) => {
       const url = req.url ?? '/';
       if (url.length > MAX_URL_LENGTH) {
-        sendError(res, 414, 'uri_too_long', `The request target exceeds ${MAX_URL_LENGTH} characters.`);
+        refuse(req, res, 414, 'uri_too_long', `The request target exceeds ${MAX_URL_LENGTH} characters.`);
         return;
       }
       const hostProblem = hostFieldProblem(req.rawHeaders, req.httpVersion, lastValidHost);
       if (hostProblem !== null) {
-        sendError(res, 400, 'bad_request', hostProblem);
+        refuse(req, res, 400, 'bad_request', hostProblem);
         return;
       }
       const target = originForm(url, req.method);
       if (target instanceof TargetRefusal) {
-        sendError(res, 400, 'bad_request', target.message);
+        refuse(req, res, 400, 'bad_request', target.message);
         return;
       }
       if (target === '*') {
