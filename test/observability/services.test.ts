@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetStore, openDatasetSource, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildSnapshotFromInput } from '@reviews/domain';
-import { composeRoutes, createLogger, createMetrics, loadConfig, sendNotFound, startHttpService, type HttpService, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { createLogger, createMetrics, loadConfig, startHttpService, type HttpService, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { createReadApi } from '@reviews/read-api';
 import { createMcpGateway } from '@reviews/mcp-gateway';
-import { createNatsWebSubHub, HUB_ROUTE, type WebSubHub } from '@reviews/websub-hub';
+import { createNatsWebSubHub, HUB_ROUTE, hubPodHandler, type WebSubHub } from '@reviews/websub-hub';
 import { buildDataset } from '../../libs/domain/test/fixtures.js';
 import { connectClient } from '../../services/mcp-gateway/test/helpers.js';
 import { BASE_URL, createTestPki, Subscriber, TOPIC_URLS, waitFor } from '../../services/websub-hub/test/support.js';
@@ -41,7 +41,7 @@ const config = (extra: Record<string, string> = {}) =>
 async function start(name: keyof typeof services, handlerFor: (deps: { logger: ReturnType<typeof createLogger>; metrics: Metrics; follower: SnapshotFollower }) => Promise<RequestHandler>): Promise<void> {
   const lines: string[] = [];
   const logger = createLogger(name, 'trace', { write: (line: string) => void lines.push(line) });
-  const metrics = createMetrics();
+  const metrics = createMetrics(name);
   const cfg = config();
   const follower = await followSnapshots(await openDatasetSource(cfg, { logger, metrics, service: name }), { baseUrl: cfg.BASE_URL, logger, metrics, service: name });
   const handler = await handlerFor({ logger, metrics, follower });
@@ -76,7 +76,7 @@ beforeAll(async () => {
   await start('websub-hub', async ({ logger, metrics, follower }) => {
     hub = await createNatsWebSubHub({ config: config({ WEBSUB_RETRY_DELAYS_MS: '0,50,50' }), logger, metrics, snapshots: follower, nc: hubConnection, outbound: { tls: { ca: pki.caPem } } });
     await hub.start();
-    return composeRoutes({ [HUB_ROUTE]: hub.handler }, (_req, res) => sendNotFound(res));
+    return hubPodHandler(hub, { metrics, logger });
   });
   // Closed as main.ts does: the hub first, then its NATS connection, then the dataset follower.
   services['websub-hub'].service.onClose(() => hubConnection.drain());
@@ -98,6 +98,7 @@ beforeAll(async () => {
     body: new URLSearchParams({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('observed'), 'hub.secret': HUB_SECRET }),
   });
   expect(subscribe.status).toBe(202);
+  await (await fetch(`${services['websub-hub'].service.url}/reviews.json`)).arrayBuffer();
   await waitFor(() => subscriber.verifications('observed').length === 1, 10_000, 'verification of intent');
   await waitFor(async () => services['websub-hub'].lines.some((l) => l.includes('subscription verified')), 10_000, 'subscription stored');
   const next = buildDataset({ reviews: 12, seed: 6 });
@@ -140,7 +141,11 @@ describe('/metrics of each service after real traffic', () => {
     expect(readApi).toContain('http_request_duration_seconds_count{service="read-api",method="GET",route="unmatched",status_code="404"} 1');
     expect(readApi).not.toMatch(/2020-01-01|no-such-path|rating=5/);
     expect(await scrape('mcp-gateway')).toMatch(/^http_request_duration_seconds_count\{service="mcp-gateway",method="POST",route="\/mcp",status_code="200"\} [1-9]/m);
-    expect(await scrape('websub-hub')).toContain('http_request_duration_seconds_count{service="websub-hub",method="POST",route="/api/websub/hub",status_code="202"} 1');
+    const hub = await scrape('websub-hub');
+    expect(hub).toContain('http_request_duration_seconds_count{service="websub-hub",method="POST",route="/api/websub/hub",status_code="202"} 1');
+    expect(hub).toContain('http_request_duration_seconds_count{service="websub-hub",method="GET",route="unmatched",status_code="404"} 1');
+    // The process's own series carry the service label like the request series.
+    expect(hub).toMatch(/^process_resident_memory_bytes\{service="websub-hub"\} \d+/m);
   });
 
   it('counts MCP tool calls by tool and outcome, and sessions', async () => {
@@ -182,7 +187,7 @@ describe('logs', () => {
     ]);
     for (const line of requests) expect(line).toMatchObject({ level: 30, service: 'read-api', duration_ms: expect.any(Number) });
     expect(parsed('mcp-gateway').filter((l) => l.msg === 'request' && l.route === '/mcp').length).toBeGreaterThanOrEqual(4);
-    expect(parsed('websub-hub').filter((l) => l.msg === 'request')).toEqual([expect.objectContaining({ method: 'POST', route: HUB_ROUTE, status: 202 })]);
+    expect(parsed('websub-hub').filter((l) => l.msg === 'request')).toEqual([expect.objectContaining({ method: 'POST', route: HUB_ROUTE, status: 202 }), expect.objectContaining({ method: 'GET', route: 'unmatched', status: 404 })]);
   });
 
   it('never contain hub.secret, MCP_SESSION_SECRET or an Authorization value, even at trace level', () => {

@@ -1,6 +1,6 @@
 import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { inRequestSpan, observeRequest, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { composeRoutes, inRequestSpan, observeRequest, sendNotFound, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
@@ -188,4 +188,15 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
       await outbound.close();
     },
   };
+}
+
+/**
+ * What a hub pod serves on its port: the hub endpoint, and a 404 for every other path, recorded as
+ * `unmatched` like the other services' unknown paths.
+ */
+export function hubPodHandler(hub: Pick<WebSubHub, 'handler'>, { metrics, logger }: { readonly metrics: Metrics; readonly logger: Logger }): RequestHandler {
+  return composeRoutes({ [HUB_ROUTE]: hub.handler }, (req, res) => {
+    observeRequest(metrics, HUB_SERVICE, req, res, UNMATCHED_ROUTE, logger);
+    sendNotFound(res);
+  });
 }

@@ -1,4 +1,4 @@
-export { createWebSubHub, DEFAULT_LIMITS, HUB_ROUTE, HUB_SERVICE, type HubConfig, type HubLimits, type WebSubHub, type WebSubHubDeps } from './hub.js';
+export { createWebSubHub, DEFAULT_LIMITS, HUB_ROUTE, HUB_SERVICE, hubPodHandler, type HubConfig, type HubLimits, type WebSubHub, type WebSubHubDeps } from './hub.js';
 export { createStandaloneWebSubHub, createNatsWebSubHub, type NatsHubOptions } from './compose.js';
 export { createOutboundClient, DEFAULT_TIMEOUTS, type OutboundClient, type OutboundOptions, type OutboundResult, type OutboundTimeouts } from './outbound.js';
 export { isPublicAddress } from './address-policy.js';

@@ -1,8 +1,8 @@
 import { connect } from '@nats-io/transport-node';
 import { runPod } from '@reviews/dataset-store';
-import { composeRoutes, ConfigError, sendNotFound } from '@reviews/runtime';
+import { ConfigError } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
-import { HUB_ROUTE, HUB_SERVICE as SERVICE } from './hub.js';
+import { HUB_SERVICE as SERVICE, hubPodHandler } from './hub.js';
 
 // websub-hub as it runs in a pod: shared state and delivery work in NATS JetStream, so any number
 // of replicas fan out each change once per subscription.
@@ -19,7 +19,7 @@ await runPod(SERVICE, async ({ config, logger, metrics, snapshots }) => {
   const hub = await createNatsWebSubHub({ config, logger, metrics, snapshots, nc, replicas: config.NATS_REPLICAS });
   await hub.start();
   return {
-    handler: composeRoutes({ [HUB_ROUTE]: hub.handler }, (_req, res) => sendNotFound(res)),
+    handler: hubPodHandler(hub, { metrics, logger }),
     close: async () => {
       await hub.close();
       await nc.drain();
