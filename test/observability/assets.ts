@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
 export const grafanaDir = join(repoRoot, 'deploy/grafana');
@@ -33,32 +34,34 @@ export function dashboardExpressions(): { file: string; title: string; expr: str
   );
 }
 
-/** Rule expressions, read with a tolerant line scan: the rules file is plain YAML we own. */
-export function ruleExpressions(): { alert: string; expr: string }[] {
-  const text = readFileSync(join(prometheusDir, 'public-reviews.rules.yaml'), 'utf8');
-  const out: { alert: string; expr: string }[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const alert = /^\s*- alert: (\S+)/.exec(lines[i] ?? '');
-    if (!alert) continue;
-    const exprLine = lines[i + 1] ?? '';
-    const inline = /^\s*expr: (?!\|)(.+)$/.exec(exprLine);
-    if (inline) {
-      out.push({ alert: alert[1]!, expr: inline[1]! });
-      continue;
-    }
-    const block: string[] = [];
-    for (let j = i + 2; j < lines.length && /^\s{10,}\S/.test(lines[j] ?? ''); j++) block.push((lines[j] ?? '').trim());
-    out.push({ alert: alert[1]!, expr: block.join(' ') });
-  }
-  return out;
+export interface AlertRule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
-const PROMQL_WORDS = new Set(['sum', 'by', 'rate', 'increase', 'max', 'min', 'count', 'scalar', 'time', 'histogram_quantile', 'on', 'le', 'without', 'avg', 'group_left', 'group_right', 'ignoring', 'bool', 'and', 'or', 'unless', 'Inf']);
+/** Alerting rules of deploy/prometheus/public-reviews.rules.yaml, parsed. */
+export function alertRules(): AlertRule[] {
+  const file = parse(readFileSync(join(prometheusDir, 'public-reviews.rules.yaml'), 'utf8')) as { groups: { rules: AlertRule[] }[] };
+  return file.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+}
+
+/** Rule expressions, whitespace collapsed to single spaces. */
+export function ruleExpressions(): { alert: string; expr: string }[] {
+  return alertRules().map(({ alert, expr }) => ({ alert, expr: expr.trim().replace(/\s+/g, ' ') }));
+}
+
+const PROMQL_WORDS = new Set(['sum', 'by', 'rate', 'increase', 'max', 'min', 'count', 'scalar', 'time', 'histogram_quantile', 'on', 'le', 'without', 'avg', 'group_left', 'group_right', 'ignoring', 'bool', 'and', 'or', 'unless', 'offset', 'Inf']);
 
 /** Metric names referenced by an expression (identifiers followed by a selector, range or operator). */
 export function metricNames(expr: string): string[] {
-  const withoutStrings = expr.replace(/"[^"]*"/g, '""').replace(/\{[^}]*\}/g, '{}').replace(/\[[^\]]*\]/g, '[]');
+  const withoutStrings = expr
+    .replace(/"[^"]*"/g, '""')
+    .replace(/\{[^}]*\}/g, '{}')
+    .replace(/\[[^\]]*\]/g, '[]')
+    .replace(/\boffset\s+-?[0-9a-z]+/g, '');
   const names = new Set<string>();
   for (const match of withoutStrings.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
     const word = match[0];

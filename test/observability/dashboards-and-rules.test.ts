@@ -1,9 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dashboardExpressions, loadDashboards, metricNames, prometheusDir, ruleExpressions } from './assets.js';
+import { alertRules, dashboardExpressions, loadDashboards, metricNames, prometheusDir, repoRoot, ruleExpressions } from './assets.js';
+
+/** The job names the chart's ServiceMonitor gives the three services (jobLabel: app.kubernetes.io/component). */
+const APP_JOBS = 'read-api|mcp-gateway|websub-hub';
+
+/** Every selector of a metric in an expression: the matchers between braces ('' when it has none). */
+function selectors(expr: string): { metric: string; matchers: string }[] {
+  return metricNames(expr).flatMap((metric) =>
+    [...expr.matchAll(new RegExp(`(?<![\\w:])${metric}(\\{[^}]*\\})?(?![\\w:])`, 'g'))].map((m) => ({ metric, matchers: m[1] ?? '' })),
+  );
+}
 
 const promtool = spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : null;
 // CI installs Debian's prometheus package for promtool; locally a missing promtool must not hide failures in CI.
@@ -41,6 +51,54 @@ describe('Grafana dashboards', () => {
     }
   });
 
+  it('are scoped to this application: a namespace variable, then the job, and both on every selector', () => {
+    // One component per dashboard fixes its job; the overview spans all three and offers them as $job.
+    const jobMatcher: Record<string, string> = { 'overview.json': 'job=~"$job"', 'mcp.json': 'job="mcp-gateway"', 'websub.json': 'job="websub-hub"' };
+    for (const { file, dashboard } of dashboards) {
+      const vars = dashboard.templating.list;
+      expect({ file, order: vars.map((v) => v.name) }).toEqual({
+        file,
+        order: file === 'overview.json' ? ['datasource', 'namespace', 'job', 'service', 'pod'] : ['datasource', 'namespace', 'pod'],
+      });
+      const namespace = vars.find((v) => v.name === 'namespace') as unknown as { query: { query: string }; multi: boolean; includeAll: boolean };
+      expect(namespace.query.query).toMatch(/^label_values\(up\{job=~?"(read-api\|mcp-gateway\|websub-hub|mcp-gateway|websub-hub)"\}, namespace\)$/);
+      expect({ multi: namespace.multi, includeAll: namespace.includeAll }).toEqual({ multi: false, includeAll: false });
+      for (const v of vars.filter((x) => x.type === 'query' && x.name !== 'namespace')) {
+        expect({ file, variable: v.name, query: (v.query as { query: string }).query }).toEqual({ file, variable: v.name, query: expect.stringContaining('namespace="$namespace"') });
+      }
+      if (file === 'overview.json') expect(vars.find((v) => v.name === 'job')).toMatchObject({ includeAll: true, multi: true, allValue: APP_JOBS });
+    }
+    for (const { file, title, expr } of dashboardExpressions()) {
+      for (const { metric, matchers } of selectors(expr)) {
+        const scoped = matchers.includes('namespace="$namespace"') && matchers.includes(jobMatcher[file]!);
+        expect({ file, title, metric, matchers, scoped }).toEqual({ file, title, metric, matchers, scoped: true });
+      }
+    }
+  });
+
+  it('filter the process panels by service like the request panels (default metrics carry the service label)', () => {
+    const process = dashboardExpressions().filter(({ expr }) => /\b(process|nodejs)_/.test(expr));
+    expect(process.map((p) => p.title).sort()).toEqual(['Event loop lag p99', 'Resident memory']);
+    for (const { expr } of process) for (const { matchers } of selectors(expr)) expect(matchers).toContain('service=~"$service"');
+  });
+
+  it('show error ratios as 0, not "no data", while no series matches the numerator', () => {
+    const ratios = dashboardExpressions().filter(({ title }) => /\bratio\b/i.test(title));
+    expect(ratios.map((r) => r.title).sort()).toEqual(['5xx ratio by service', 'Delivery failure ratio', 'Tool error ratio by tool']);
+    for (const { title, expr } of ratios) {
+      const shape = /^\((sum(?: by \([^)]*\) )?)\(rate\((\w+)\{([^}]*)\}\[\$__rate_interval\]\)\) or (.+) \* 0\) \/ (.+)$/.exec(expr);
+      expect({ title, shape: shape !== null }).toEqual({ title, shape: true });
+      const [, , , , zero, denominator] = shape!;
+      expect({ title, zero }).toEqual({ title, zero: denominator });
+    }
+  });
+
+  it('count only outcome="failure" as a failed delivery (410 Gone is not one)', () => {
+    const failure = dashboardExpressions().find(({ title }) => title === 'Delivery failure ratio');
+    expect(failure?.expr).toContain('outcome="failure"');
+    for (const { expr } of dashboardExpressions()) expect(expr).not.toMatch(/outcome!=/);
+  });
+
   itWithPromtool('contain only valid PromQL (checked by promtool)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dashboards-'));
     try {
@@ -66,6 +124,25 @@ describe('Prometheus alert rules', () => {
   itWithPromtool('pass their promtool unit tests', () => {
     const out = execFileSync('promtool', ['test', 'rules', 'public-reviews.rules.test.yaml'], { cwd: prometheusDir, encoding: 'utf8' });
     expect(out).toContain('SUCCESS');
+  });
+
+  it('select this application\'s jobs on every selector and keep namespace in every aggregation', () => {
+    for (const { alert, expr } of ruleExpressions()) {
+      for (const { metric, matchers } of selectors(expr)) expect({ alert, metric, matchers }).toEqual({ alert, metric, matchers: expect.stringContaining(`job=~"${APP_JOBS}"`) });
+      // Aggregating without `by`, or through scalar(), would mix installations.
+      expect({ alert, unscoped: /\b(sum|max|min|count|avg)\s*\(|\bscalar\(/.test(expr) }).toEqual({ alert, unscoped: false });
+      for (const clause of expr.matchAll(/\b(by|on) \(([^)]*)\)/g)) expect({ alert, clause: clause[0] }).toEqual({ alert, clause: expect.stringMatching(/\bnamespace\b/) });
+      expect(expr).not.toMatch(/outcome!=/);
+    }
+  });
+
+  it('link each alert to its runbook section with runbook_url', () => {
+    const doc = readFileSync(join(repoRoot, 'docs/operations.md'), 'utf8');
+    for (const { alert, annotations } of alertRules()) {
+      expect({ alert, keys: Object.keys(annotations ?? {}).sort() }).toEqual({ alert, keys: ['description', 'runbook_url', 'summary'] });
+      expect(annotations?.runbook_url).toBe(`docs/operations.md#${alert.toLowerCase()}`);
+      expect(doc).toContain(`\n### ${alert}\n`);
+    }
   });
 
   it('cover error ratio, latency, dataset divergence and staleness, NATS, deliveries, denials', () => {
