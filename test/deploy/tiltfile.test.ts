@@ -4,7 +4,8 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPONENTS, ensureHelm, npmScripts, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
+import { parse } from 'yaml';
+import { chartDir, COMPONENTS, ensureHelm, npmScripts, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
 
 const TILTFILE = join(repoRoot, 'Tiltfile');
 const text = readFileSync(TILTFILE, 'utf8');
@@ -44,12 +45,25 @@ describe('Tiltfile', () => {
     expect(used.filter((s) => !(s in npmScripts))).toEqual([]);
   });
 
+  it('creates the fixed dev MCP session Secret that values-dev.yaml names', () => {
+    const values = parse(readFileSync(join(chartDir, 'values-dev.yaml'), 'utf8')) as { mcp: { session: { existingSecret: string } } };
+    const manifest = strings.find((s) => /^kind: Secret$/m.test(s)) ?? '';
+    const [secret] = parseManifests(manifest, 'Tiltfile blob');
+    expect(secret?.metadata.name).toBe(values.mcp.session.existingSecret);
+    // The chart's default key name; the gateway refuses keys under 32 characters.
+    expect((secret as { stringData?: Record<string, string> } | undefined)?.stringData?.['mcp-session-secret']?.length).toBeGreaterThanOrEqual(32);
+  });
+
   describe('workloads', () => {
     const release = literal('RELEASE');
     let chart: K8sObject[] = [];
     beforeAll(async () => {
       chart = await renderChart(await ensureHelm(), ['values-dev.yaml'], release);
     }, 120_000);
+
+    it('renders the same chart on every render: no generated MCP session Secret', () => {
+      expect(chart.filter((o) => o.kind === 'Secret')).toEqual([]);
+    });
 
     it('configures resources for workloads the chart and the dev NATS manifest really create', () => {
       const nats = parseManifests(readFileSync(join(repoRoot, 'deploy/dev/nats.yaml'), 'utf8'), 'nats');

@@ -91,14 +91,52 @@ nothing unless otel.enabled. Usage: include "public-reviews.nodeArgs" "services/
     sizeLimit: 64Mi
 {{- end -}}
 
-{{/* Refuse settings that would kill pods before they drain. */}}
+{{/*
+Refuse at render time what Kubernetes or the services would refuse later, with the value to fix.
+The services' own rules are those of EnvSchema in libs/runtime/src/config.ts.
+*/}}
 {{- define "public-reviews.validate" -}}
 {{- $s := .Values.shutdown -}}
-{{- $needed := add $s.preStopSleepSeconds (div (add $s.timeoutMs 999) 1000) -}}
+{{- /* After SIGTERM the app drains HTTP within timeoutMs, then always leaves its close hooks (NATS
+drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}}
+{{- $needed := add $s.preStopSleepSeconds (div (add $s.timeoutMs 999) 1000) 1 -}}
 {{- if lt (int $s.terminationGracePeriodSeconds) (int $needed) -}}
-{{- fail (printf "shutdown.terminationGracePeriodSeconds (%v) must be at least shutdown.preStopSleepSeconds + shutdown.timeoutMs/1000 (%v)" $s.terminationGracePeriodSeconds $needed) -}}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%v) must be at least shutdown.preStopSleepSeconds + ceil(shutdown.timeoutMs/1000) + 1 s the app keeps for its close hooks (%v)" $s.terminationGracePeriodSeconds $needed) -}}
 {{- end -}}
-{{- if gt (int .Values.websub.leaseMinSeconds) (int .Values.websub.leaseMaxSeconds) -}}
-{{- fail "websub.leaseMinSeconds must not exceed websub.leaseMaxSeconds" -}}
+{{- $w := .Values.websub -}}
+{{- if gt (int $w.leaseMinSeconds) (int $w.leaseMaxSeconds) -}}
+{{- fail (printf "websub.leaseMinSeconds (%v) must not exceed websub.leaseMaxSeconds (%v)" $w.leaseMinSeconds $w.leaseMaxSeconds) -}}
+{{- end -}}
+{{- if or (lt (int $w.leaseDefaultSeconds) (int $w.leaseMinSeconds)) (gt (int $w.leaseDefaultSeconds) (int $w.leaseMaxSeconds)) -}}
+{{- fail (printf "websub.leaseDefaultSeconds (%v) must lie between websub.leaseMinSeconds (%v) and websub.leaseMaxSeconds (%v)" $w.leaseDefaultSeconds $w.leaseMinSeconds $w.leaseMaxSeconds) -}}
+{{- end -}}
+{{- range $key, $component := include "public-reviews.components" . | fromYaml -}}
+{{- $cfg := index $.Values.services $key -}}
+{{- $a := $cfg.autoscaling -}}
+{{- if and $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
+{{- fail (printf "services.%s.autoscaling.minReplicas (%v) must not exceed services.%s.autoscaling.maxReplicas (%v)" $key $a.minReplicas $key $a.maxReplicas) -}}
+{{- end -}}
+{{- include "public-reviews.validateExtraVolumes" (dict "path" (printf "services.%s" $key) "cfg" $cfg) -}}
+{{- end -}}
+{{- include "public-reviews.validateExtraVolumes" (dict "path" "seed" "cfg" .Values.seed) -}}
+{{- end -}}
+
+{{/* extraVolumes must not reuse the chart's volume names; extraVolumeMounts must name a volume the pod has, at a path the chart does not mount. */}}
+{{- define "public-reviews.validateExtraVolumes" -}}
+{{- $own := list "tmp" "data" -}}
+{{- $names := $own -}}
+{{- range .cfg.extraVolumes -}}
+{{- if has .name $own -}}
+{{- fail (printf "%s.extraVolumes: the name %q is taken by the chart's own emptyDirs (tmp, data); choose another" $.path .name) -}}
+{{- end -}}
+{{- $names = append $names .name -}}
+{{- end -}}
+{{- range .cfg.extraVolumeMounts -}}
+{{- if has .mountPath (list "/tmp" "/app/.data") -}}
+{{- fail (printf "%s.extraVolumeMounts: %s is already mounted by the chart (an emptyDir)" $.path .mountPath) -}}
+{{- end -}}
+{{- if not (has .name $names) -}}
+{{- fail (printf "%s.extraVolumeMounts: volume %q is not defined in %s.extraVolumes" $.path .name $.path) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -121,8 +121,14 @@ spec:
             {{- toYaml $root.Values.containerSecurityContext | nindent 12 }}
           volumeMounts:
             {{- include "public-reviews.volumeMounts" $root | nindent 12 }}
+            {{- with $cfg.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         {{- include "public-reviews.volumes" $root | nindent 8 }}
+        {{- with $cfg.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
 ---
 apiVersion: v1
 kind: Service

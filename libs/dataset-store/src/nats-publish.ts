@@ -2,11 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, loadConfig, SpanKind, withSpan } from '@reviews/runtime';
-import { NatsDatasetStore, type PublishOutcome } from './nats-store.js';
+import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
 
 /** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
 export const PUBLISH_EXIT = { ok: 0, invalidDataset: 1, usage: 2, natsUnavailable: 3 } as const;
+
+/** Publish only when the store holds no dataset yet, so a seed never replaces real data. */
+const IF_EMPTY = '--if-empty';
 
 /** How long the CLI waits for NATS before giving up with a clear message. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -50,17 +53,21 @@ export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
 }
 
 /**
- * `NATS_URL=… npm run dataset:publish -- FILE`: validate, derive and publish. Exit 0 when published
- * or already current; 1 with every issue printed when the dataset is invalid (the pointer is not
- * touched); 2 for usage/configuration errors; 3 when NATS is unreachable or the store fails.
+ * `NATS_URL=… npm run dataset:publish -- [--if-empty] FILE`: validate, derive and publish. With
+ * `--if-empty` (the chart's seed Job) the store is left alone when it already holds a dataset. Exit 0
+ * when published, already current or left alone; 1 with every issue printed when the dataset is
+ * invalid (the pointer is not touched); 2 for usage/configuration errors; 3 when NATS is
+ * unreachable or the store fails.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, io: PublishCliIo): Promise<number> {
-  const files = args.filter((arg) => arg !== '--');
-  if (files.length !== 1 || files[0] === undefined || files[0].startsWith('-')) {
-    io.err('usage: NATS_URL=nats://host:4222 npm run dataset:publish -- FILE');
+  const options = args.filter((arg) => arg.startsWith('-') && arg !== '--');
+  const files = args.filter((arg) => !arg.startsWith('-'));
+  if (files.length !== 1 || files[0] === undefined || options.some((option) => option !== IF_EMPTY)) {
+    io.err(`usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE`);
     return PUBLISH_EXIT.usage;
   }
   const file = files[0];
+  const ifEmpty = options.includes(IF_EMPTY);
   let servers: string;
   let replicas: number;
   try {
@@ -91,8 +98,9 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   try {
     const outcome = await withSpan('dataset publish', { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats' } }, async (span) => {
       const store = await NatsDatasetStore.open(nc, replicas);
-      const result = await store.publish(read.input, { traceparent: publishTraceparent() });
-      span.setAttribute('dataset.version', result.version);
+      const publishOptions = { traceparent: publishTraceparent() };
+      const result = ifEmpty ? await store.publishIfEmpty(read.input, publishOptions) : await store.publish(read.input, publishOptions);
+      if (result.status !== 'store-not-empty') span.setAttribute('dataset.version', result.version);
       return result;
     });
     io.out(describe(outcome));
@@ -105,7 +113,11 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   }
 }
 
-function describe(outcome: PublishOutcome): string {
+function describe(outcome: PublishOutcome | StoreNotEmpty): string {
+  if (outcome.status === 'store-not-empty') {
+    const held = outcome.current.ok ? `${outcome.current.pointer.version} (published ${outcome.current.pointer.published_at})` : `a pointer this version cannot read (${outcome.current.problem})`;
+    return `the store already holds ${held}; ${IF_EMPTY}: nothing published`;
+  }
   if (outcome.status === 'already-current') return `${outcome.version} already current (published ${outcome.pointer.published_at}); nothing changed`;
   return `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
 }

@@ -13,6 +13,7 @@ import {
   POINTER_BUCKET,
   POINTER_KEY,
   pointerBucketSettings,
+  type PointerRead,
   readPointer,
   RETAINED_VERSIONS,
   sha256Hex,
@@ -28,6 +29,13 @@ export interface PublishOutcome {
   readonly status: 'published' | 'already-current';
   readonly version: string;
   readonly pointer: DatasetPointer;
+}
+
+/** `publishIfEmpty` found a dataset pointer and left the store as it was. */
+export interface StoreNotEmpty {
+  readonly status: 'store-not-empty';
+  /** The pointer the store holds, or why it cannot be read (an unreadable pointer still counts as a dataset). */
+  readonly current: PointerRead;
 }
 
 export interface PublishOptions {
@@ -72,6 +80,21 @@ export class NatsDatasetStore {
   }
 
   async publish(input: DatasetInput, options: PublishOptions = {}): Promise<PublishOutcome> {
+    return this.publishUnless<never>(input, options, () => null);
+  }
+
+  /**
+   * Publish only into a store that holds no dataset yet: no pointer, or a deleted one. A seed uses
+   * this so that it never replaces what someone published; a pointer this version cannot read
+   * counts as a dataset too (it may come from a newer release). Racing seeds are settled by the
+   * pointer's compare-and-set: the loser re-reads, finds the winner's pointer and stops.
+   */
+  async publishIfEmpty(input: DatasetInput, options: PublishOptions = {}): Promise<PublishOutcome | StoreNotEmpty> {
+    return this.publishUnless(input, options, (current): StoreNotEmpty => ({ status: 'store-not-empty', current }));
+  }
+
+  /** The publish loop; `refuse` may stop it when the store already holds a live pointer. */
+  private async publishUnless<Refusal>(input: DatasetInput, options: PublishOptions, refuse: (current: PointerRead) => Refusal | null): Promise<PublishOutcome | Refusal> {
     const bytes = canonicalDatasetBytes(input);
     if (bytes.length > MAX_DATASET_BYTES) {
       throw new DatasetStoreError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
@@ -82,8 +105,12 @@ export class NatsDatasetStore {
 
     for (let attempt = 1; attempt <= POINTER_CAS_ATTEMPTS; attempt++) {
       const entry = await this.buckets.pointers.get(POINTER_KEY);
-      // A malformed pointer is simply replaced: publishing is how an operator repairs it.
+      // publish() replaces a malformed pointer: publishing is how an operator repairs it.
       const current = entry === null ? null : readPointer(entry);
+      if (entry?.operation === 'PUT' && current !== null) {
+        const refusal = refuse(current);
+        if (refusal !== null) return refusal;
+      }
       if (current?.ok && current.pointer.version === version) return { status: 'already-current', version, pointer: current.pointer };
 
       await this.storeVerified(object, bytes, sha256);

@@ -6,7 +6,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { datasetVersion } from '@reviews/domain';
-import { POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
+import { NatsDatasetStore, POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { freePort, startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 
@@ -93,5 +93,84 @@ describe('dataset:publish CLI against a real nats-server', () => {
     const noUrl = await publish([join(dir, 'valid.json')], {});
     expect(noUrl.code).toBe(PUBLISH_EXIT.usage);
     expect(noUrl.err.join('\n')).toContain('NATS_URL');
+  });
+});
+
+describe('dataset:publish --if-empty (the chart seed) against a real nats-server', () => {
+  let server: NatsServerHandle;
+  let dir: string;
+  let nc: NatsConnection;
+  let env: NodeJS.ProcessEnv;
+  const seed = buildDataset({ reviews: 12, seed: 31 });
+  const real = buildDataset({ reviews: 12, seed: 32 });
+  const pointers = (): Promise<KV> => new Kvm(jetstream(nc)).create(POINTER_BUCKET);
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    dir = await mkdtemp(join(tmpdir(), 'publish-if-empty-'));
+    await writeFile(join(dir, 'seed.json'), JSON.stringify(seed));
+    await writeFile(join(dir, 'real.json'), JSON.stringify(real));
+    env = { NATS_URL: server.url };
+    nc = await connect({ servers: server.url });
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await server?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('publishes into an empty store', async () => {
+    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
+    expect(result.out.join('\n')).toContain(`${datasetVersion(seed)} published`);
+    expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(seed) });
+  });
+
+  it('leaves a store that holds another dataset alone, exit 0', async () => {
+    expect((await publish([join(dir, 'real.json')], env)).code).toBe(PUBLISH_EXIT.ok);
+    const before = await (await pointers()).get(POINTER_KEY);
+
+    const result = await publish(['--', '--if-empty', join(dir, 'seed.json')], env);
+    expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
+    expect(result.out.join('\n')).toContain(`the store already holds ${datasetVersion(real)}`);
+    expect(result.out.join('\n')).toContain('nothing published');
+    const after = await (await pointers()).get(POINTER_KEY);
+    expect(after?.revision).toBe(before?.revision);
+    expect(after?.json()).toMatchObject({ version: datasetVersion(real) });
+  });
+
+  it('counts a pointer it cannot read as a dataset (it may come from a newer release) and leaves it', async () => {
+    const kv = await pointers();
+    await kv.put(POINTER_KEY, '{"written_by":"a newer release"}');
+    const before = await kv.get(POINTER_KEY);
+
+    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.ok);
+    expect(result.out.join('\n')).toMatch(/already holds a pointer this version cannot read \(pointer is malformed: .*\); --if-empty: nothing published/);
+    expect((await kv.get(POINTER_KEY))?.revision).toBe(before?.revision);
+  });
+
+  it('publishes over a deleted pointer (the store holds no dataset)', async () => {
+    await (await pointers()).delete(POINTER_KEY);
+    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.ok);
+    expect(result.out.join('\n')).toContain(`${datasetVersion(seed)} published`);
+    expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(seed) });
+  });
+
+  it('lets exactly one of two racing seeds publish into an empty store', async () => {
+    await (await pointers()).purge(POINTER_KEY);
+    const [a, b] = await Promise.all([NatsDatasetStore.open(nc, 1), NatsDatasetStore.open(nc, 1)]);
+    const outcomes = await Promise.all([a.publishIfEmpty(seed), b.publishIfEmpty(real)]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['published', 'store-not-empty']);
+    const published = outcomes.flatMap((o) => (o.status === 'published' ? [o.version] : []));
+    expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: published[0] });
+  });
+
+  it('refuses an unknown option', async () => {
+    const result = await publish(['--if-emtpy', join(dir, 'seed.json')], env);
+    expect(result.code).toBe(PUBLISH_EXIT.usage);
+    expect(result.err.join('\n')).toContain('[--if-empty] FILE');
   });
 });

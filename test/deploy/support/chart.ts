@@ -24,6 +24,13 @@ export const KUBE_VERSION = '1.32.0';
 export const COMPONENTS = { 'read-api': 'readApi', 'mcp-gateway': 'mcpGateway', 'websub-hub': 'websubHub' } as const;
 export type Component = keyof typeof COMPONENTS;
 
+/**
+ * The time the app always leaves its close hooks after the HTTP drain (CLOSE_HOOKS_FLOOR_MS in
+ * libs/runtime/src/service.ts, not exported): read from the source so the chart's grace-period rule
+ * follows it.
+ */
+export const closeHooksFloorMs = Number(/^const CLOSE_HOOKS_FLOOR_MS = ([\d_]+);$/m.exec(readFileSync(join(repoRoot, 'libs/runtime/src/service.ts'), 'utf8'))?.[1]?.replaceAll('_', ''));
+
 /** The root package.json scripts: the commands the chart, the image and Tilt must agree with. */
 export const npmScripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 

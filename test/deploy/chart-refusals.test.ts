@@ -1,0 +1,155 @@
+// What Kubernetes or the services would refuse later must already fail `helm template`, with a
+// message naming the value to fix: the services' own configuration rules (EnvSchema in
+// libs/runtime/src/config.ts), the shutdown budget of libs/runtime/src/service.ts, and fields the
+// API server rejects. Everything here renders with the real Helm binary.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { ConfigError, loadConfig } from '@reviews/runtime';
+import { chartDir, closeHooksFloorMs, ensureHelm, helm, KUBE_VERSION, parseManifests, type HelmResult, type K8sObject } from './support/chart.js';
+
+type Values = Record<string, unknown>;
+
+let helmBin = '';
+let dir = '';
+let renders = 0;
+
+beforeAll(async () => {
+  helmBin = await ensureHelm();
+  dir = mkdtempSync(join(tmpdir(), 'chart-refusals-'));
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function template(values: Values): Promise<HelmResult> {
+  const file = join(dir, `values-${++renders}.yaml`);
+  writeFileSync(file, stringify(values));
+  return helm(helmBin, ['template', 't', chartDir, '--kube-version', KUBE_VERSION, '-f', file]);
+}
+
+async function render(values: Values): Promise<K8sObject[]> {
+  const result = await template(values);
+  expect(result.stderr).toBe('');
+  return parseManifests(result.stdout, stringify(values));
+}
+
+describe('WebSub leases: the chart refuses exactly what the services refuse', () => {
+  let renderedEnv: Record<string, string> = {};
+  beforeAll(async () => {
+    const objects = await render({});
+    renderedEnv = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'))?.data ?? {};
+  });
+
+  /** What loadConfig says about the chart's environment with these websub values. */
+  function servicesAccept(websub: Record<string, number>): boolean {
+    const env = { ...renderedEnv };
+    for (const [key, value] of Object.entries(websub)) env[`WEBSUB_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`] = String(value);
+    try {
+      loadConfig(env);
+      return true;
+    } catch (error) {
+      if (error instanceof ConfigError) return false;
+      throw error;
+    }
+  }
+
+  it.each([
+    ['refused', { leaseMaxSeconds: 86400 }, 'websub.leaseDefaultSeconds (864000) must lie between websub.leaseMinSeconds (3600) and websub.leaseMaxSeconds (86400)'],
+    ['refused', { leaseDefaultSeconds: 3599 }, 'websub.leaseDefaultSeconds (3599) must lie between'],
+    ['accepted', { leaseDefaultSeconds: 3600 }, ''],
+    ['refused', { leaseDefaultSeconds: 864001 }, 'websub.leaseDefaultSeconds (864001) must lie between'],
+    ['accepted', { leaseMinSeconds: 864000 }, ''],
+    ['refused', { leaseMinSeconds: 7200, leaseMaxSeconds: 3600, leaseDefaultSeconds: 3600 }, 'websub.leaseMinSeconds (7200) must not exceed websub.leaseMaxSeconds (3600)'],
+  ])('%s: %j', async (outcome, websub, message) => {
+    expect(servicesAccept(websub)).toBe(outcome === 'accepted');
+    const result = await template({ websub });
+    expect(result.ok).toBe(outcome === 'accepted');
+    expect(result.stderr).toContain(message);
+  });
+});
+
+describe('shutdown budget', () => {
+  /** Worst case from SIGTERM: the preStop sleep, the HTTP drain up to timeoutMs, then the close-hook floor. */
+  const needed = (preStopSleepSeconds: number, timeoutMs: number): number => preStopSleepSeconds + Math.ceil((timeoutMs + closeHooksFloorMs) / 1000);
+
+  it('reads the close-hook floor from the app', () => {
+    expect(closeHooksFloorMs).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [5, 10_000],
+    [5, 10_001],
+    [1, 500],
+  ])('preStop %i s + timeout %i ms: renders with exactly the grace period it needs, refuses one second less', async (preStopSleepSeconds, timeoutMs) => {
+    const grace = needed(preStopSleepSeconds, timeoutMs);
+    const enough = await template({ shutdown: { preStopSleepSeconds, timeoutMs, terminationGracePeriodSeconds: grace } });
+    expect(enough.stderr).toBe('');
+    const short = await template({ shutdown: { preStopSleepSeconds, timeoutMs, terminationGracePeriodSeconds: grace - 1 } });
+    expect(short.ok).toBe(false);
+    expect(short.stderr).toContain(`shutdown.terminationGracePeriodSeconds (${grace - 1}) must be at least`);
+    expect(short.stderr).toContain(`(${grace})`);
+  });
+
+  it('refuses a 0 s preStop sleep (Kubernetes before 1.33 rejects it)', async () => {
+    const result = await template({ shutdown: { preStopSleepSeconds: 0 } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('shutdown.preStopSleepSeconds: Must be greater than or equal to 1');
+  });
+});
+
+describe('what the API server would reject or what would block operations', () => {
+  it('refuses an HPA whose minReplicas exceeds maxReplicas, only where the HPA is rendered', async () => {
+    const autoscaling = { minReplicas: 5, maxReplicas: 3 };
+    const on = await template({ services: { mcpGateway: { autoscaling: { ...autoscaling, enabled: true } } } });
+    expect(on.ok).toBe(false);
+    expect(on.stderr).toContain('services.mcpGateway.autoscaling.minReplicas (5) must not exceed services.mcpGateway.autoscaling.maxReplicas (3)');
+    expect((await template({ services: { mcpGateway: { autoscaling } } })).ok).toBe(true);
+  });
+
+  it.each([
+    [0, 'Must be greater than or equal to 1'],
+    ['0%', 'Does not match pattern'],
+  ])('refuses a PodDisruptionBudget maxUnavailable of %j (it would block every node drain)', async (maxUnavailable, message) => {
+    const result = await template({ services: { readApi: { pdb: { maxUnavailable } } } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain(`services.readApi.pdb.maxUnavailable: ${message}`);
+  });
+
+  it.each([1, '25%', '100%'])('accepts a PodDisruptionBudget maxUnavailable of %j', async (maxUnavailable) => {
+    const objects = await render({ services: { readApi: { pdb: { maxUnavailable } } } });
+    expect(objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 't-public-reviews-read-api')?.spec.maxUnavailable).toBe(maxUnavailable);
+  });
+
+  it('refuses an empty list of websub callback ports', async () => {
+    const result = await template({ networkPolicy: { websubCallbackPorts: [] } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('networkPolicy.websubCallbackPorts: Array must have at least 1 items');
+  });
+});
+
+describe('extra volumes', () => {
+  const ca = { name: 'extra-ca', secret: { secretName: 'nats-ca' } };
+  const caMount = { name: 'extra-ca', mountPath: '/etc/ssl/extra', readOnly: true };
+
+  it('mounts them next to the chart’s own, per service and on the seed Job', async () => {
+    const objects = await render({ services: { websubHub: { extraVolumes: [ca], extraVolumeMounts: [caMount] } }, seed: { extraVolumes: [ca], extraVolumeMounts: [caMount] } });
+    const pods = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => ({ component: o.metadata.labels?.['app.kubernetes.io/component'], spec: o.spec.template.spec }));
+    for (const { component, spec } of pods) {
+      const withCa = component === 'websub-hub' || component === 'seed';
+      expect({ component, volumes: (spec.volumes as { name: string }[]).map((v) => v.name) }).toEqual({ component, volumes: withCa ? ['tmp', 'data', 'extra-ca'] : ['tmp', 'data'] });
+      expect({ component, mounts: (spec.containers[0].volumeMounts as { mountPath: string }[]).map((m) => m.mountPath) }).toEqual({ component, mounts: withCa ? ['/tmp', '/app/.data', '/etc/ssl/extra'] : ['/tmp', '/app/.data'] });
+    }
+  });
+
+  it.each([
+    ['a mount of a volume nobody defined', { services: { readApi: { extraVolumeMounts: [caMount] } } }, 'services.readApi.extraVolumeMounts: volume "extra-ca" is not defined in services.readApi.extraVolumes'],
+    ['a volume named like the chart’s own', { seed: { extraVolumes: [{ name: 'tmp', emptyDir: {} }] } }, 'seed.extraVolumes: the name "tmp" is taken by the chart\'s own emptyDirs (tmp, data); choose another'],
+    ['a mount over the chart’s own', { services: { mcpGateway: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca', mountPath: '/app/.data' }] } } }, 'services.mcpGateway.extraVolumeMounts: /app/.data is already mounted by the chart (an emptyDir)'],
+    ['a mount without a path', { services: { readApi: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca' }] } } }, 'services.readApi.extraVolumeMounts.0: mountPath is required'],
+  ])('refuses %s', async (_name, values, message) => {
+    const result = await template(values);
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain(message);
+  });
+});
