@@ -24,7 +24,7 @@ const ZERO_WEIGHT = /^q=0(\.0{0,3})?$/;
 export const parseJsonBody = express.json({ limit: MAX_BODY_BYTES, strict: false });
 
 /** The lists this server serves: each is answered whole, without nextCursor, so it never issued a cursor. */
-const UNPAGINATED_LISTS = new Set(['tools/list', 'prompts/list', 'resources/list']);
+const UNPAGINATED_LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
 
 /** The schema of each MCP request method, by method name. */
 const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]));

@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
 import { withSyncSpan } from '@reviews/runtime';
 import { TOOLS, type ToolDefinition, type ToolOutcome } from './tools.js';
@@ -21,7 +21,7 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 const TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const;
 
 const RESOURCES: readonly { key: keyof PublicUrls & keyof SnapshotRepresentations; name: string; title: string; description: string }[] = [
-  { key: 'reviews', name: 'reviews', title: 'Reviews dataset', description: 'Business profile, aggregate rating and every verified review, newest first (GET /reviews.json).' },
+  { key: 'reviews', name: 'reviews', title: 'Reviews dataset', description: 'Business profile, aggregate rating and every review (each flagged `verified` or not), newest first (GET /reviews.json).' },
   { key: 'insights', name: 'insights', title: 'Insights dataset', description: 'Aspect sentiment, staff and service entities, topics, monthly trend, FAQ and summary (GET /insights.json).' },
   { key: 'feedJson', name: 'feed', title: 'JSON Feed of the newest reviews', description: 'JSON Feed 1.1 holding the 50 newest reviews (GET /api/feed.json).' },
 ];
@@ -103,6 +103,9 @@ export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): Mcp
   server.server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: RESOURCES.map(({ key, name, title, description }) => ({ uri: urls[key], name, title, description, mimeType: JSON_CONTENT_TYPE })),
   }));
+  // The documents have fixed URIs, so there are no templates; a client that lists them (as many do on
+  // seeing the resources capability) gets an empty list, not "method not found".
+  server.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   server.server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
     const resource = RESOURCES.find(({ key }) => urls[key] === params.uri);
     if (!resource) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${params.uri}. Known resources: ${RESOURCES.map(({ key }) => urls[key]).join(', ')}`, { uri: params.uri });

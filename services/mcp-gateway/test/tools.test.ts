@@ -191,6 +191,11 @@ describe('MCP tools, resources and prompts', () => {
   });
 
   describe('resources', () => {
+    it('has no resource templates: every document has a fixed URI', async () => {
+      expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+    });
+
+
     it('lists the public JSON documents under their public URLs', async () => {
       const { resources } = await client.listResources();
       expect(resources.map((r) => [r.uri, r.mimeType])).toEqual([
@@ -231,6 +236,7 @@ describe('MCP tools, resources and prompts', () => {
     ['tools/list', (cursor?: string) => client.listTools(cursor === undefined ? undefined : { cursor })],
     ['prompts/list', (cursor?: string) => client.listPrompts(cursor === undefined ? undefined : { cursor })],
     ['resources/list', (cursor?: string) => client.listResources(cursor === undefined ? undefined : { cursor })],
+    ['resources/templates/list', (cursor?: string) => client.listResourceTemplates(cursor === undefined ? undefined : { cursor })],
   ])('answers %s in one page and refuses a cursor it never issued with -32602', async (_method, list) => {
     expect(await list()).not.toHaveProperty('nextCursor');
     for (const cursor of ['zzz', '']) {
