@@ -202,7 +202,7 @@ function readPaths(urls: PublicUrls): Json {
       operationId: 'getReviews',
       tag: 'datasets',
       summary: 'The reviews dataset',
-      description: 'Business metadata, the aggregate rating and every verified review, newest first (date, then id, descending). A WebSub topic.',
+      description: 'Business metadata, the aggregate rating and every review of the published dataset, newest first (date, then id, descending); each carries `verified` (from a verified source), and the aggregate counts them all. A WebSub topic.',
       content: json('ReviewsDocument'),
       topic: 'reviews',
     }),
