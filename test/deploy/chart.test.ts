@@ -235,10 +235,12 @@ describe('value sets', () => {
     expect(job?.spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: 'test-release-public-reviews-config' } }]);
   });
 
-  it('the seed Job runs the same publish CLI as `npm run dataset:publish`, only into an empty store', () => {
+  it('the seed Job runs the same publish CLI as `npm run dataset:publish`, tracing preload included, only into an empty store', () => {
     const [job] = ofKind(set('ci/defaults-values.yaml'), 'Job');
-    const cli = /node (\S+\.js)/.exec(npmScripts['dataset:publish'] ?? '')?.[1];
-    expect(job?.spec.template.spec.containers[0].args).toEqual([cli, '--if-empty', 'data/sample-dataset.json']);
+    const command = /node (.*\.js)/.exec(npmScripts['dataset:publish'] ?? '')?.[1]?.split(' ') ?? [];
+    const cli = command.at(-1);
+    expect(command).toEqual(['--import', '@reviews/runtime/instrumentation', cli]);
+    expect(job?.spec.template.spec.containers[0].args).toEqual([...command, '--if-empty', 'data/sample-dataset.json']);
     expect(existsSync(join(repoRoot, (cli ?? '').replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
   });
 
