@@ -60,13 +60,22 @@ export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
  * unreachable or the store fails.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, io: PublishCliIo): Promise<number> {
+  const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE`;
   const options = args.filter((arg) => arg.startsWith('-') && arg !== '--');
   const files = args.filter((arg) => !arg.startsWith('-'));
-  if (files.length !== 1 || files[0] === undefined || options.some((option) => option !== IF_EMPTY)) {
-    io.err(`usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE`);
+  if (options.includes('--help') || options.includes('-h')) {
+    io.out(usage);
+    return PUBLISH_EXIT.ok;
+  }
+  const unknown = options.filter((option) => option !== IF_EMPTY);
+  const problem =
+    unknown.length > 0 ? `unknown option ${unknown.join(', ')}` : files.length === 0 ? 'no dataset FILE given' : files.length > 1 ? `one dataset FILE at a time, got ${files.length}: ${files.join(', ')}` : null;
+  const file = files[0];
+  if (problem !== null || file === undefined) {
+    io.err(problem ?? 'no dataset FILE given');
+    io.err(usage);
     return PUBLISH_EXIT.usage;
   }
-  const file = files[0];
   const ifEmpty = options.includes(IF_EMPTY);
   let servers: string;
   let replicas: number;

@@ -88,8 +88,14 @@ describe('dataset:publish CLI against a real nats-server', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it('explains usage and configuration errors', async () => {
-    expect((await publish([], env)).code).toBe(PUBLISH_EXIT.usage);
+  it('explains usage and configuration errors, saying what is wrong', async () => {
+    const none = await publish([], env);
+    expect(none.code).toBe(PUBLISH_EXIT.usage);
+    expect(none.err.join('\n')).toContain('no dataset FILE given');
+    const two = await publish(['a.json', 'b.json'], env);
+    expect([two.code, two.err[0]]).toEqual([PUBLISH_EXIT.usage, 'one dataset FILE at a time, got 2: a.json, b.json']);
+    const help = await publish(['--help'], env);
+    expect([help.code, help.out.join('\n')]).toEqual([PUBLISH_EXIT.ok, expect.stringContaining('usage: ')]);
     const noUrl = await publish([join(dir, 'valid.json')], {});
     expect(noUrl.code).toBe(PUBLISH_EXIT.usage);
     expect(noUrl.err.join('\n')).toContain('NATS_URL');
@@ -171,6 +177,7 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
   it('refuses an unknown option', async () => {
     const result = await publish(['--if-emtpy', join(dir, 'seed.json')], env);
     expect(result.code).toBe(PUBLISH_EXIT.usage);
+    expect(result.err.join('\n')).toContain('unknown option --if-emtpy');
     expect(result.err.join('\n')).toContain('[--if-empty] FILE');
   });
 });
