@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { ClientRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
-import type { Logger } from '@reviews/runtime';
+import { weightedElements, type Logger } from '@reviews/runtime';
 
 // The transport rules of POST /mcp that both the SDK path (express) and the tools/call fast path apply:
 // one implementation of each, so the two paths cannot drift apart.
@@ -13,8 +13,6 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const EXPOSED_HEADERS = 'Mcp-Session-Id';
 /** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
 const SDK_ACCEPT = 'application/json, text/event-stream';
-/** A weight of 0, "not acceptable" (RFC 9110 §12.4.2: `"0" [ "." 0*3DIGIT ]`), as a lower-cased parameter. */
-const ZERO_WEIGHT = /^q=0(\.0{0,3})?$/;
 
 /**
  * The one JSON body parser (a connect middleware, so it also runs on a bare node:http request). Not
@@ -61,14 +59,11 @@ export function rpcError(res: ServerResponse, status: number, code: number, mess
 /**
  * Whether an Accept header accepts both media types MCP streamable HTTP requires. Each must be named
  * (a wildcard is not enough, ADR 0003), compared case-insensitively (RFC 9110 §8.3.1), in a media range
- * whose weight is not 0 (RFC 9110 §12.4.2: q=0 means "not acceptable"); other parameters are ignored.
+ * whose weight is not 0 (RFC 9110 §12.4.2: q=0 means "not acceptable", and a malformed weight voids the
+range, as for Accept-Encoding); other parameters are ignored.
  */
 export function acceptsMcpResponses(accept: string | undefined): boolean {
-  const accepted = new Set<string>();
-  for (const range of (accept ?? '').split(',')) {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    if (!parameters.some((parameter) => ZERO_WEIGHT.test(parameter))) accepted.add(type);
-  }
+  const accepted = new Set(weightedElements(accept ?? '').flatMap(([type, q]) => (q > 0 ? [type] : [])));
   return accepted.has('application/json') && accepted.has('text/event-stream');
 }
 

@@ -10,9 +10,12 @@ interface Weights {
   readonly lowestListed: number;
 }
 
-function parseAcceptEncoding(header: string): Weights {
-  const explicit = new Map<string, number>();
-  let star: number | undefined;
+/**
+ * The elements of a weighted list header (Accept, Accept-Encoding), in order: each lower-cased name
+ * (a media range or a coding; other parameters dropped) with its weight, 1 when none is given.
+ */
+export function weightedElements(header: string): Array<readonly [name: string, q: number]> {
+  const elements: Array<readonly [string, number]> = [];
   for (const element of header.split(',')) {
     const [rawName, ...params] = element.split(';');
     const name = rawName?.trim().toLowerCase();
@@ -24,7 +27,15 @@ function parseAcceptEncoding(header: string): Weights {
       // RFC 9110 §12.4.2 qvalue: 0 to 1 with at most three decimals; anything else voids the element.
       q = value !== undefined && /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value) ? Number(value) : Number.NaN;
     }
-    if (Number.isNaN(q)) continue;
+    if (!Number.isNaN(q)) elements.push([name, q]);
+  }
+  return elements;
+}
+
+function parseAcceptEncoding(header: string): Weights {
+  const explicit = new Map<string, number>();
+  let star: number | undefined;
+  for (const [name, q] of weightedElements(header)) {
     const coding = name === 'x-gzip' ? 'gzip' : name;
     if (coding === '*') star = q;
     else explicit.set(coding, Math.max(q, explicit.get(coding) ?? 0));
