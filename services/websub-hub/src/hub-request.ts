@@ -1,6 +1,6 @@
 import type { TopicName } from '@reviews/domain';
+import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
-import { decodeUnreservedEscapes } from './callback-url.js';
 
 export const MAX_CALLBACK_LENGTH = 2048;
 /** W3C WebSub §5.1: a secret MUST be less than 200 bytes. */

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { isPublicAddress } from '../src/address-policy.js';
-import { decodeUnreservedEscapes, withHubParams } from '../src/callback-url.js';
+import { decodeUnreservedEscapes } from '@reviews/runtime';
+import { withHubParams } from '../src/callback-url.js';
 import { createOutboundClient, type OutboundClient } from '../src/outbound.js';
 import { createTestPki, Subscriber, type TestPki } from './support.js';
 

@@ -14,16 +14,28 @@ const PERCENT_TRIPLET = /%([0-9A-Fa-f]{2})/g;
 /** RFC 3986 §2.3: these may be percent-encoded but are equivalent to their plain form. */
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+/**
+ * Decodes the percent-escapes of unreserved characters (RFC 3986 §6.2.2.2), which name the same
+ * URI as the plain characters; every other escape stays as written. Request targets and the
+ * WebSub hub's topic and callback URLs are compared after it.
+ */
+export function decodeUnreservedEscapes(uri: string): string {
+  return uri.replace(PERCENT_TRIPLET, (escape: string, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : escape;
+  });
+}
+
 const SLASH = 47;
 
-/** Decodes percent-encoded unreserved characters in a path (RFC 3986 §6.2.2.2), so `/reviews%2Ejson` is `/reviews.json`. */
+/**
+ * A path's normal form (RFC 3986 §6.2.2): unreserved characters decoded, so `/reviews%2Ejson` is
+ * `/reviews.json`, and the other escapes in upper case.
+ */
 function normalizePath(path: string): string | null {
   // A `%` not followed by two hex digits is not a URI (RFC 3986 §2.1).
   if (/%(?![0-9A-Fa-f]{2})/.test(path)) return null;
-  return path.replace(PERCENT_TRIPLET, (triplet: string, hex: string) => {
-    const char = String.fromCharCode(parseInt(hex, 16));
-    return UNRESERVED.test(char) ? char : triplet.toUpperCase();
-  });
+  return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
 }
 
 /**
