@@ -68,10 +68,8 @@ export class NatsDatasetSource implements DatasetSource {
 
   subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
     if (this.running) throw new Error('NatsDatasetSource.subscribe() may be called once');
-    // The follower registered the counter before subscribing; its series start at 0 so that an
-    // alert on their increase sees a pod's first refusal.
-    const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
-    if (failures instanceof Counter) for (const reason of NATS_REFUSAL_REASONS) failures.inc({ service: this.options.service, reason }, 0);
+    // Its series start at 0, so that an alert on their increase sees a pod's first refusal.
+    for (const reason of NATS_REFUSAL_REASONS) this.loadFailures()?.inc({ service: this.options.service, reason }, 0);
     const initial = deferred();
     this.running = this.run(onDataset, initial);
     return initial.promise;
@@ -254,8 +252,13 @@ export class NatsDatasetSource implements DatasetSource {
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {
     this.options.logger.error({ ...context, reason, bucket: POINTER_BUCKET }, `dataset refused, keeping the previous one: ${problem}`);
     this.lastRefusal = { at: performance.now(), summary: `dataset pointer refused (${reason}): ${problem}` };
+    this.loadFailures()?.inc({ service: this.options.service, reason });
+  }
+
+  /** dataset_load_failures_total, which the follower registers before it subscribes. */
+  private loadFailures(): Counter<'service' | 'reason'> | null {
     const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
-    if (failures instanceof Counter) failures.inc({ service: this.options.service, reason });
+    return failures instanceof Counter ? (failures as Counter<'service' | 'reason'>) : null;
   }
 
   private setConnected(connected: boolean, detail: string): void {

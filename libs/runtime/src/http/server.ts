@@ -18,7 +18,8 @@ const CLIENT_ERRORS: Record<string, ClientError> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request took too long to arrive.'],
   default: [400, 'Bad Request', 'bad_request', 'The request could not be parsed.'],
 };
-const URI_TOO_LONG: ClientError = [414, 'URI Too Long', 'uri_too_long', `The request target exceeds ${MAX_URL_LENGTH} characters.`];
+const URI_TOO_LONG_MESSAGE = `The request target exceeds ${MAX_URL_LENGTH} characters.`;
+const URI_TOO_LONG: ClientError = [414, 'URI Too Long', 'uri_too_long', URI_TOO_LONG_MESSAGE];
 const NOT_A_PROXY: ClientError = [501, 'Not Implemented', 'not_implemented', 'CONNECT is not implemented: this is an origin server, not a proxy.'];
 
 /**
@@ -66,7 +67,7 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
     (req, res) => {
       const url = req.url ?? '/';
       if (url.length > MAX_URL_LENGTH) {
-        refuse(req, res, 414, 'uri_too_long', `The request target exceeds ${MAX_URL_LENGTH} characters.`);
+        refuse(req, res, 414, 'uri_too_long', URI_TOO_LONG_MESSAGE);
         return;
       }
       const hostProblem = hostFieldProblem(req.rawHeaders, req.httpVersion, lastValidHost);
