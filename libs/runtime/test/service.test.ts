@@ -31,6 +31,19 @@ function rawExchange(port: number, bytes: string): Promise<string> {
   });
 }
 
+/** A handler whose responses wait for `release()`; `inFlight` resolves once a request has arrived. */
+function gatedHandler() {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const inFlight = new Promise<void>((resolve) => (started = resolve));
+  const handler: RequestHandler = (_req, res) => {
+    started();
+    void gate.then(() => res.end('done'));
+  };
+  return { handler, gate, inFlight, release };
+}
+
 const hello: RequestHandler = (_req, res) => {
   res.setHeader('Content-Type', 'text/plain');
   res.end('hello');
@@ -169,14 +182,7 @@ describe('startHttpService', () => {
   });
 
   it('shutdown stops accepting, finishes in-flight requests, then runs close hooks in reverse order', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started!: () => void;
-    const inFlight = new Promise<void>((resolve) => (started = resolve));
-    const slow: RequestHandler = (_req, res) => {
-      started();
-      void gate.then(() => res.end('done'));
-    };
+    const { handler: slow, inFlight, release } = gatedHandler();
     const { service: s } = await start(slow);
     const order: string[] = [];
     s.onClose(() => {
@@ -196,6 +202,34 @@ describe('startHttpService', () => {
     expect(res.text).toBe('done');
     await stopping;
     expect(order).toEqual(['second registered', 'first registered']);
+    service = null;
+  });
+
+  it('stop-accepting-work hooks run the moment shutdown begins, while requests are in flight; close hooks run after both', async () => {
+    const { handler: slow, gate, inFlight, release } = gatedHandler();
+    const { service: s } = await start(slow);
+    const order: string[] = [];
+    s.onClose(() => {
+      order.push('closed');
+    });
+    s.onStopAcceptingWork(async () => {
+      order.push('work stopping');
+      await gate;
+      order.push('work stopped');
+    });
+    s.onStopAcceptingWork(() => {
+      throw new Error('a failing hook stops neither the others nor the shutdown');
+    });
+    const response = request(s.url).get('/slow').then((res) => res);
+    await inFlight;
+    const stopping = s.shutdown('test');
+    expect(order).toEqual(['work stopping']);
+    release();
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('done');
+    await stopping;
+    expect(order).toEqual(['work stopping', 'work stopped', 'closed']);
     service = null;
   });
 
