@@ -17,39 +17,48 @@ async function publish(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
   return { code, out, err };
 }
 
+interface NatsFixture {
+  server: NatsServerHandle;
+  dir: string;
+  nc: NatsConnection;
+  /** The CLI's environment: NATS_URL of this server. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** A private nats-server and a temporary directory holding `files` as JSON, for the describe block that calls it. */
+function natsAndFiles(prefix: string, files: Record<string, unknown>): NatsFixture {
+  const fixture = {} as NatsFixture;
+  beforeAll(async () => {
+    fixture.server = await startNatsServer();
+    fixture.dir = await mkdtemp(join(tmpdir(), prefix));
+    for (const [name, content] of Object.entries(files)) await writeFile(join(fixture.dir, name), JSON.stringify(content));
+    fixture.env = { NATS_URL: fixture.server.url };
+    fixture.nc = await connect({ servers: fixture.server.url });
+  });
+  afterAll(async () => {
+    await fixture.nc?.close();
+    await fixture.server?.dispose();
+    if (fixture.dir) await rm(fixture.dir, { recursive: true, force: true });
+  });
+  return fixture;
+}
+
 describe('dataset:publish CLI against a real nats-server', () => {
-  let server: NatsServerHandle;
-  let dir: string;
-  let nc: NatsConnection;
   let pointers: KV;
   const valid = buildDataset({ reviews: 12, seed: 21 });
-  let env: NodeJS.ProcessEnv;
-
-  beforeAll(async () => {
-    server = await startNatsServer();
-    dir = await mkdtemp(join(tmpdir(), 'publish-cli-'));
-    await writeFile(join(dir, 'valid.json'), JSON.stringify(valid));
-    env = { NATS_URL: server.url };
-    nc = await connect({ servers: server.url });
-  });
-
-  afterAll(async () => {
-    await nc?.close();
-    await server?.dispose();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const nats = natsAndFiles('publish-cli-', { 'valid.json': valid });
 
   it('publishes a valid file and prints its version', async () => {
-    const result = await publish(['--', join(dir, 'valid.json')], env);
+    const result = await publish(['--', join(nats.dir, 'valid.json')], nats.env);
     expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
     expect(result.out.join('\n')).toContain(`${datasetVersion(valid)} published`);
-    pointers = await new Kvm(jetstream(nc)).open(POINTER_BUCKET);
+    pointers = await new Kvm(jetstream(nats.nc)).open(POINTER_BUCKET);
     expect((await pointers.get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(valid), object: `v/${datasetVersion(valid)}.json` });
   });
 
   it('publishing the same content again exits 0 with "already current" and leaves the pointer alone', async () => {
     const before = await pointers.get(POINTER_KEY);
-    const result = await publish([join(dir, 'valid.json')], env);
+    const result = await publish([join(nats.dir, 'valid.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.ok);
     expect(result.out.join('\n')).toContain(`${datasetVersion(valid)} already current`);
     expect((await pointers.get(POINTER_KEY))?.revision).toBe(before?.revision);
@@ -60,10 +69,10 @@ describe('dataset:publish CLI against a real nats-server', () => {
     broken.reviews[0]!.rating = 9;
     broken.reviews[1]!.date = '2025-02-30';
     broken.business.url = 'not a url';
-    await writeFile(join(dir, 'invalid.json'), JSON.stringify(broken));
+    await writeFile(join(nats.dir, 'invalid.json'), JSON.stringify(broken));
     const before = await pointers.get(POINTER_KEY);
 
-    const result = await publish([join(dir, 'invalid.json')], env);
+    const result = await publish([join(nats.dir, 'invalid.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
     const stderr = result.err.join('\n');
     expect(stderr).toContain('nothing published');
@@ -74,70 +83,52 @@ describe('dataset:publish CLI against a real nats-server', () => {
   });
 
   it('rejects a file that is not JSON', async () => {
-    await writeFile(join(dir, 'truncated.json'), JSON.stringify(valid).slice(0, 200));
-    const result = await publish([join(dir, 'truncated.json')], env);
+    await writeFile(join(nats.dir, 'truncated.json'), JSON.stringify(valid).slice(0, 200));
+    const result = await publish([join(nats.dir, 'truncated.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
     expect(result.err.join('\n')).toContain('(root): not valid JSON');
   });
 
   it('exits non-zero with a clear message, quickly, when NATS is unreachable', async () => {
     const started = Date.now();
-    const result = await publish([join(dir, 'valid.json')], { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+    const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
     expect(result.code).toBe(PUBLISH_EXIT.natsUnavailable);
     expect(result.err.join('\n')).toMatch(/cannot reach NATS at nats:\/\/127\.0\.0\.1:\d+/);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('explains usage and configuration errors, saying what is wrong', async () => {
-    const none = await publish([], env);
+    const none = await publish([], nats.env);
     expect(none.code).toBe(PUBLISH_EXIT.usage);
     expect(none.err.join('\n')).toContain('no dataset FILE given');
-    const two = await publish(['a.json', 'b.json'], env);
+    const two = await publish(['a.json', 'b.json'], nats.env);
     expect([two.code, two.err[0]]).toEqual([PUBLISH_EXIT.usage, 'one dataset FILE at a time, got 2: a.json, b.json']);
-    const help = await publish(['--help'], env);
+    const help = await publish(['--help'], nats.env);
     expect([help.code, help.out.join('\n')]).toEqual([PUBLISH_EXIT.ok, expect.stringContaining('usage: ')]);
-    const noUrl = await publish([join(dir, 'valid.json')], {});
+    const noUrl = await publish([join(nats.dir, 'valid.json')], {});
     expect(noUrl.code).toBe(PUBLISH_EXIT.usage);
     expect(noUrl.err.join('\n')).toContain('NATS_URL');
   });
 });
 
 describe('dataset:publish --if-empty (the chart seed) against a real nats-server', () => {
-  let server: NatsServerHandle;
-  let dir: string;
-  let nc: NatsConnection;
-  let env: NodeJS.ProcessEnv;
   const seed = buildDataset({ reviews: 12, seed: 31 });
   const real = buildDataset({ reviews: 12, seed: 32 });
-  const pointers = (): Promise<KV> => new Kvm(jetstream(nc)).create(POINTER_BUCKET);
-
-  beforeAll(async () => {
-    server = await startNatsServer();
-    dir = await mkdtemp(join(tmpdir(), 'publish-if-empty-'));
-    await writeFile(join(dir, 'seed.json'), JSON.stringify(seed));
-    await writeFile(join(dir, 'real.json'), JSON.stringify(real));
-    env = { NATS_URL: server.url };
-    nc = await connect({ servers: server.url });
-  });
-
-  afterAll(async () => {
-    await nc?.close();
-    await server?.dispose();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const nats = natsAndFiles('publish-if-empty-', { 'seed.json': seed, 'real.json': real });
+  const pointers = (): Promise<KV> => new Kvm(jetstream(nats.nc)).create(POINTER_BUCKET);
 
   it('publishes into an empty store', async () => {
-    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    const result = await publish(['--if-empty', join(nats.dir, 'seed.json')], nats.env);
     expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
     expect(result.out.join('\n')).toContain(`${datasetVersion(seed)} published`);
     expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(seed) });
   });
 
   it('leaves a store that holds another dataset alone, exit 0', async () => {
-    expect((await publish([join(dir, 'real.json')], env)).code).toBe(PUBLISH_EXIT.ok);
+    expect((await publish([join(nats.dir, 'real.json')], nats.env)).code).toBe(PUBLISH_EXIT.ok);
     const before = await (await pointers()).get(POINTER_KEY);
 
-    const result = await publish(['--', '--if-empty', join(dir, 'seed.json')], env);
+    const result = await publish(['--', '--if-empty', join(nats.dir, 'seed.json')], nats.env);
     expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
     expect(result.out.join('\n')).toContain(`the store already holds ${datasetVersion(real)}`);
     expect(result.out.join('\n')).toContain('nothing published');
@@ -151,7 +142,7 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
     await kv.put(POINTER_KEY, '{"written_by":"a newer release"}');
     const before = await kv.get(POINTER_KEY);
 
-    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    const result = await publish(['--if-empty', join(nats.dir, 'seed.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.ok);
     expect(result.out.join('\n')).toMatch(/already holds a pointer this version cannot read \(pointer is malformed: .*\); --if-empty: nothing published/);
     expect((await kv.get(POINTER_KEY))?.revision).toBe(before?.revision);
@@ -159,7 +150,7 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
 
   it('publishes over a deleted pointer (the store holds no dataset)', async () => {
     await (await pointers()).delete(POINTER_KEY);
-    const result = await publish(['--if-empty', join(dir, 'seed.json')], env);
+    const result = await publish(['--if-empty', join(nats.dir, 'seed.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.ok);
     expect(result.out.join('\n')).toContain(`${datasetVersion(seed)} published`);
     expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(seed) });
@@ -167,7 +158,7 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
 
   it('lets exactly one of two racing seeds publish into an empty store', async () => {
     await (await pointers()).purge(POINTER_KEY);
-    const [a, b] = await Promise.all([NatsDatasetStore.open(nc, 1), NatsDatasetStore.open(nc, 1)]);
+    const [a, b] = await Promise.all([NatsDatasetStore.open(nats.nc, 1), NatsDatasetStore.open(nats.nc, 1)]);
     const outcomes = await Promise.all([a.publishIfEmpty(seed), b.publishIfEmpty(real)]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(['published', 'store-not-empty']);
     const published = outcomes.flatMap((o) => (o.status === 'published' ? [o.version] : []));
@@ -175,7 +166,7 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
   });
 
   it('refuses an unknown option', async () => {
-    const result = await publish(['--if-emtpy', join(dir, 'seed.json')], env);
+    const result = await publish(['--if-emtpy', join(nats.dir, 'seed.json')], nats.env);
     expect(result.code).toBe(PUBLISH_EXIT.usage);
     expect(result.err.join('\n')).toContain('unknown option --if-emtpy');
     expect(result.err.join('\n')).toContain('[--if-empty] FILE');
