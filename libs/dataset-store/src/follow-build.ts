@@ -1,4 +1,4 @@
-import { buildSnapshotContent, validateDataset, type Compress, type Issue, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
 
 /**
  * A dataset this large (~15,000 reviews and up) retires the worker after its build: the build's
@@ -20,6 +20,8 @@ export interface BuildRequest {
   readonly version?: string;
   readonly baseUrl: string;
   readonly publishedAt: Date;
+  /** The version's Last-Modified, decided by the follower against the version it replaces. */
+  readonly lastModified: LastModified;
   /**
    * Send the content with only the gzip variant of each body not compressed before, and the brotli
    * variants after it (a swap: requests are served from the current snapshot until the content arrives).
@@ -58,7 +60,7 @@ function validatedBefore(raw: unknown, input: ValidatedBefore['input']): Validat
 }
 
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
-export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
+export function buildContent({ bytes, version, baseUrl, publishedAt, lastModified }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
@@ -72,7 +74,7 @@ export function buildContent({ bytes, version, baseUrl, publishedAt }: BuildRequ
     if (validation) validation.before = bytes.byteLength <= validation.limitBytes ? validatedBefore(raw, validated.input) : null;
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
-    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
+    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, lastModified, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
   } catch (error) {
     return buildError(error);
   }

@@ -67,7 +67,7 @@ describe('a kept build worker', () => {
     return Object.values(outcome.content.representations).flatMap((r) => [r.identity, r.gzip, r.br]).map((v) => v && `${v.etag} ${contentHash(v.body)}`);
   };
 
-  const request = (bytes: Uint8Array, deferBrotli = false) => ({ bytes, baseUrl: 'https://reviews.example', publishedAt: new Date('2026-01-01T00:00:00Z'), deferBrotli });
+  const request = (bytes: Uint8Array, deferBrotli = false) => ({ bytes, baseUrl: 'https://reviews.example', publishedAt: new Date('2026-01-01T00:00:00Z'), lastModified: { at: new Date('2026-01-01T00:00:00Z'), shared: false }, deferBrotli });
 
   /** A worker kept across builds and a fresh one to compare it with, both closed afterwards. */
   const withKeptAndFresh = async (compare: (kept: ContentBuilder, fresh: ContentBuilder) => Promise<void>) => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -128,6 +128,30 @@ describe('followSnapshots', () => {
     }
     for (const topic of ['reviews', 'feedJson', 'feedAtom'] as const) expect(served.topic(topic)).toBe(served.representations[topic]);
     expect(swapped).toHaveLength(1);
+  });
+
+  it('moves Last-Modified forward when the new version is stamped earlier than the one it replaces', async () => {
+    const { file, follower } = await follow(null);
+    const stamped = async (content: string, at: Date) => {
+      const aside = `${file}.tmp`;
+      await writeFile(aside, content);
+      await utimes(aside, at, at);
+      await rename(aside, file);
+    };
+    await stamped(valid(1), new Date('2026-01-01T00:00:00Z'));
+    await waitFor(() => follower.current() !== null, 5000, 'the first version');
+    const first = follower.current()!.representations.reviews;
+    expect(first.lastModified).toBe('Thu, 01 Jan 2026 00:00:00 GMT');
+    // Written aside long ago and renamed into place now: a client holding the first version must not
+    // be told by If-Modified-Since that this one is unmodified.
+    await stamped(valid(2), new Date('2025-06-01T00:00:00Z'));
+    await waitFor(() => follower.current()!.representations.reviews !== first, 5000, 'the second version');
+    const second = follower.current()!.representations.reviews;
+    expect(second.lastModifiedMs).toBeGreaterThan(first.lastModifiedMs);
+    expect(second.lastModifiedMs).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse(second.lastModified)).toBe(second.lastModifiedMs);
+    expect(second.lastModifiedShared).toBe(false);
+    expect(follower.current()!.publishedAt).toEqual(new Date('2025-06-01T00:00:00Z'));
   });
 
   it('keeps the old snapshot when the new file is not JSON', async () => {

@@ -16,9 +16,14 @@ export interface Variant {
  */
 export interface Representation {
   readonly contentType: string;
-  /** RFC 9110 HTTP-date of the dataset's publish time. */
+  /** RFC 9110 HTTP-date of the version's last modification (lastModifiedAfter). */
   readonly lastModified: string;
   readonly lastModifiedMs: number;
+  /**
+   * The version before it had the same Last-Modified second: a date equal to it does not tell the
+   * two apart, so If-Modified-Since of that date must not be answered 304.
+   */
+  readonly lastModifiedShared: boolean;
   readonly identity: Variant;
   readonly gzip: Variant | null;
   readonly br: Variant | null;
@@ -89,14 +94,41 @@ export function withBrotli(representation: Representation, br: Buffer): Represen
   return { ...representation, br: variantOf('br', br, representationHash(representation)) };
 }
 
-export function createRepresentation(body: Buffer | string, contentType: string, publishedAt: Date, compress: Compress = compressBody): Representation {
+/** When a dataset version was last modified, as Last-Modified tells it: whole seconds. */
+export interface LastModified {
+  readonly at: Date;
+  /** The version it replaced was last modified in the same second. */
+  readonly shared: boolean;
+}
+
+function wholeSeconds(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The Last-Modified of a version replacing one last modified at `previousMs` (null for the first):
+ * its publish time, never ahead of the clock (RFC 9110 §8.8.2.1). Last-Modified must move forward
+ * with each version, or a client holding the previous one gets a 304 for this one from
+ * If-Modified-Since; a publish time not after the previous version's (two publishes in one second, a
+ * dataset file stamped earlier than the one it replaced) gives way to the time of replacing. Within
+ * the previous version's own second nothing later may be sent yet, so the second is marked shared.
+ */
+export function lastModifiedAfter(publishedAt: Date, previousMs: number | null, nowMs: number): LastModified {
+  const now = wholeSeconds(nowMs);
+  let at = Math.min(wholeSeconds(publishedAt.getTime()), now);
+  if (previousMs !== null && at <= previousMs) at = Math.max(now, previousMs);
+  return { at: new Date(at), shared: at === previousMs };
+}
+
+export function createRepresentation(body: Buffer | string, contentType: string, lastModified: LastModified, compress: Compress = compressBody): Representation {
   const identityBody = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const hash = contentHash(identityBody).slice(0, 32);
   const compressed = identityBody.length >= COMPRESSION_THRESHOLD_BYTES ? compress(identityBody, hash) : null;
   return {
     contentType,
-    lastModified: publishedAt.toUTCString(),
-    lastModifiedMs: Math.floor(publishedAt.getTime() / 1000) * 1000,
+    lastModified: lastModified.at.toUTCString(),
+    lastModifiedMs: wholeSeconds(lastModified.at.getTime()),
+    lastModifiedShared: lastModified.shared,
     identity: variantOf('identity', identityBody, hash),
     gzip: compressed ? variantOf('gzip', compressed.gzip, hash) : null,
     br: compressed?.br ? variantOf('br', compressed.br, hash) : null,

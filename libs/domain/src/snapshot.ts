@@ -3,7 +3,7 @@ import { deriveInsights } from './derive/insights.js';
 import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
-import { contentHash, createRepresentation, representationHash, withBrotli, type Compress, type Representation } from './representation.js';
+import { contentHash, createRepresentation, representationHash, withBrotli, type Compress, type LastModified, type Representation } from './representation.js';
 import { buildSearchIndex, createSearchEngine, type SearchEngine, type SearchIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
@@ -37,6 +37,8 @@ export interface Snapshot {
 export interface SnapshotOptions {
   readonly baseUrl: string;
   readonly publishedAt: Date;
+  /** The representations' Last-Modified when the version replaces another (lastModifiedAfter); otherwise the publish time. */
+  readonly lastModified?: LastModified;
   /** How bodies are compressed; a build worker passes a memo so unchanged bodies are not compressed again. */
   readonly compress?: Compress;
   /**
@@ -83,7 +85,8 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
   const urls = publicUrls(options.baseUrl);
   const reviewsDocument = buildReviewsDocument(input);
   const insightsDocument = deriveInsights(input);
-  const represent = (body: string, contentType: string) => createRepresentation(body, contentType, options.publishedAt, options.compress);
+  const lastModified = options.lastModified ?? { at: options.publishedAt, shared: false };
+  const represent = (body: string, contentType: string) => createRepresentation(body, contentType, lastModified, options.compress);
   const json = (value: unknown) => represent(JSON.stringify(value), JSON_CONTENT_TYPE);
   const representations: SnapshotRepresentations = {
     reviews: json(reviewsDocument),

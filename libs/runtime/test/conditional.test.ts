@@ -33,7 +33,7 @@ describe('HTTP-date parsing', () => {
 });
 
 describe('isNotModified', () => {
-  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1) };
+  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1), lastModifiedShared: false };
   const after = 'Thu, 02 Jan 2025 00:00:00 GMT';
   const before = 'Tue, 31 Dec 2024 00:00:00 GMT';
   const exact = 'Wed, 01 Jan 2025 00:00:00 GMT';
@@ -46,6 +46,13 @@ describe('isNotModified', () => {
 
   it('ignores an invalid If-Modified-Since', () => {
     expect(isNotModified({ 'if-modified-since': 'not a date' }, validators)).toBe(false);
+  });
+
+  it('answers a date equal to a second the previous version shared with 200: it may stand for either version', () => {
+    const shared = { ...validators, lastModifiedShared: true };
+    expect(isNotModified({ 'if-modified-since': exact }, shared)).toBe(false);
+    expect(isNotModified({ 'if-modified-since': after }, shared)).toBe(true);
+    expect(isNotModified({ 'if-modified-since': before }, shared)).toBe(false);
   });
 
   it('lets If-None-Match take precedence over If-Modified-Since', () => {
@@ -69,7 +76,7 @@ describe('If-Match (strong comparison)', () => {
 });
 
 describe('isPreconditionFailed (RFC 9110 §13.2.2 steps 1-2)', () => {
-  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1) };
+  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1), lastModifiedShared: false };
   const after = 'Thu, 02 Jan 2025 00:00:00 GMT';
   const before = 'Tue, 31 Dec 2024 00:00:00 GMT';
   const exact = 'Wed, 01 Jan 2025 00:00:00 GMT';
@@ -85,6 +92,12 @@ describe('isPreconditionFailed (RFC 9110 §13.2.2 steps 1-2)', () => {
     expect(isPreconditionFailed({ 'if-unmodified-since': exact }, validators)).toBe(false);
     expect(isPreconditionFailed({ 'if-unmodified-since': after }, validators)).toBe(false);
     expect(isPreconditionFailed({ 'if-unmodified-since': 'soon' }, validators)).toBe(false);
+  });
+
+  it('fails If-Unmodified-Since of a second the previous version shared: the client may hold that one', () => {
+    const shared = { ...validators, lastModifiedShared: true };
+    expect(isPreconditionFailed({ 'if-unmodified-since': exact }, shared)).toBe(true);
+    expect(isPreconditionFailed({ 'if-unmodified-since': after }, shared)).toBe(false);
   });
 
   it('lets If-Match take precedence over If-Unmodified-Since', () => {

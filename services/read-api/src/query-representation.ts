@@ -22,8 +22,8 @@ const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
  */
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const { lastModified, lastModifiedMs } = snapshot.representations.reviews;
-  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
+  const { lastModified, lastModifiedMs, lastModifiedShared } = snapshot.representations.reviews;
+  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, lastModifiedShared, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
 }
 
 /** The coding a request gets for this result once every variant it may have exists. */

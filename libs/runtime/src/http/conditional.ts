@@ -47,6 +47,13 @@ export interface Validators {
   readonly etag: string;
   /** Last-Modified in ms, truncated to whole seconds like the header. */
   readonly lastModifiedMs: number;
+  /** The previous version had the same Last-Modified: a date equal to it may stand for either. */
+  readonly lastModifiedShared: boolean;
+}
+
+/** A valid date proves the client's copy is this version only when it is after a shared second. */
+function modifiedSince(validators: Validators, since: number): boolean {
+  return validators.lastModifiedShared ? validators.lastModifiedMs >= since : validators.lastModifiedMs > since;
 }
 
 /**
@@ -59,7 +66,7 @@ export function isPreconditionFailed(headers: { 'if-match'?: string | undefined;
   const ius = headers['if-unmodified-since'];
   if (ius === undefined) return false;
   const since = parseHttpDate(ius);
-  return since !== null && validators.lastModifiedMs > since;
+  return since !== null && modifiedSince(validators, since);
 }
 
 /** True when a GET/HEAD should be answered 304: If-None-Match wins; If-Modified-Since only without it (§13.2.2). */
@@ -69,5 +76,5 @@ export function isNotModified(headers: { 'if-none-match'?: string | undefined; '
   const ims = headers['if-modified-since'];
   if (ims === undefined) return false;
   const since = parseHttpDate(ims);
-  return since !== null && validators.lastModifiedMs <= since;
+  return since !== null && !modifiedSince(validators, since);
 }

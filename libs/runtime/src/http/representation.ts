@@ -21,8 +21,9 @@ interface PreparedVariant {
 
 interface Prepared {
   readonly link: string | undefined;
-  /** The Last-Modified sent and compared: the publish time, or when first served if that is earlier. */
+  /** The Last-Modified sent and compared: the version's, or when first served if that is earlier. */
   readonly lastModifiedMs: number;
+  readonly lastModifiedShared: boolean;
   readonly available: ReadonlySet<ContentCoding>;
   readonly byCoding: ReadonlyMap<ContentCoding, PreparedVariant>;
   readonly identity: PreparedVariant;
@@ -54,7 +55,7 @@ function prepare(representation: Representation, link: string | undefined): Prep
   const lastModified = lastModifiedMs === representation.lastModifiedMs ? representation.lastModified : new Date(lastModifiedMs).toUTCString();
   const variants = [representation.identity, representation.gzip, representation.br].filter((variant): variant is Variant => variant !== null);
   const byCoding = new Map(variants.map((variant) => [variant.coding, prepareVariant(representation, variant, link, lastModified)]));
-  return { link, lastModifiedMs, available: new Set(byCoding.keys()), byCoding, identity: byCoding.get('identity')! };
+  return { link, lastModifiedMs, lastModifiedShared: representation.lastModifiedShared, available: new Set(byCoding.keys()), byCoding, identity: byCoding.get('identity')! };
 }
 
 /**
@@ -88,11 +89,11 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   const { headers } = req;
   const acceptEncoding = headers['accept-encoding'];
   const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
-  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs })) {
+  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared })) {
     sendError(res, 412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the current representation.');
     return;
   }
-  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs })) {
+  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared })) {
     res.writeHead(304, chosen.notModified);
     res.end();
     return;
