@@ -103,10 +103,10 @@ describe('subscription requests (WebSub §5.1, spec §4.7)', () => {
     expect(json.status).toBe(415);
   });
 
-  it('GET on the hub is 405 with Allow: POST', async () => {
+  it('GET on the hub is 405 with Allow: POST, OPTIONS', async () => {
     const res = await send('GET', hubUrl);
     expect(res.status).toBe(405);
-    expect(res.headers['allow']).toBe('POST');
+    expect(res.headers['allow']).toBe('POST, OPTIONS');
   });
 });
 

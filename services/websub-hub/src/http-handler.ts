@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger, RequestHandler } from '@reviews/runtime';
+import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
@@ -9,6 +9,8 @@ import type { RateDecision } from './rate-limit.js';
 /** Form bodies of real subscription requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;
 const OVERLOAD_RETRY_AFTER_SECONDS = 30;
+/** RFC 9110 §9.3.7, §15.5.6: what OPTIONS answers and every 405 lists. */
+const HUB_METHODS = 'POST, OPTIONS';
 
 export interface HubEndpointDeps {
   readonly policy: HubRequestPolicy;
@@ -25,6 +27,7 @@ export interface HubEndpointDeps {
 /**
  * `POST /api/websub/hub` (routed to by exact path): validates synchronously, answers 202 and
  * verifies later. Every refusal is a 4xx/5xx with a plain-text reason and never contacts the callback.
+ * `OPTIONS` gets the CORS preflight every service answers; other methods 405.
  */
 export function createHubHandler(deps: HubEndpointDeps): RequestHandler {
   return (req, res) => {
@@ -38,9 +41,11 @@ export function createHubHandler(deps: HubEndpointDeps): RequestHandler {
 
 async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpointDeps): Promise<void> {
   const { metrics } = deps;
+  // A preflight, like the other services' (not a subscription request, so not in websub_requests_total).
+  if (req.method === 'OPTIONS') return sendPreflight(req, res, HUB_METHODS);
   if (req.method !== 'POST') {
     metrics.requests.inc({ mode: 'none', outcome: 'method_not_allowed' });
-    res.setHeader('Allow', 'POST');
+    res.setHeader('Allow', HUB_METHODS);
     return text(res, 405, `${req.method} is not allowed here; subscribe or unsubscribe with a form-encoded POST.`);
   }
   const client = deps.limitClient(clientAddress(req));
@@ -85,9 +90,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   text(res, 202, `Accepted: the hub will verify this ${request.mode} request with a GET to the callback.`);
 }
 
+/** Every answer carries the CORS headers: a page the preflight cleared must be able to read it. */
 function text(res: ServerResponse, status: number, message: string): void {
   const body = Buffer.from(`${message}\n`, 'utf8');
   res.statusCode = status;
+  setCorsHeaders(res);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Content-Length', body.length);
   res.end(body);

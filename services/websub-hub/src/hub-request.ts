@@ -1,6 +1,7 @@
 import type { TopicName } from '@reviews/domain';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
+import type { TopicIndex } from './topic-index.js';
 
 export const MAX_CALLBACK_LENGTH = 2048;
 /** W3C WebSub §5.1: a secret MUST be less than 200 bytes. */
@@ -11,6 +12,7 @@ export type HubMode = 'subscribe' | 'unsubscribe';
 export interface HubRequest {
   readonly mode: HubMode;
   readonly topic: TopicName;
+  /** The hub's own URL of the topic, however the request spelled it. */
   readonly topicUrl: string;
   readonly callback: string;
   readonly callbackHost: string;
@@ -24,8 +26,8 @@ export type ParsedHubRequest =
   | { readonly ok: false; readonly mode: string; readonly field: string; readonly message: string };
 
 export interface HubRequestPolicy {
-  /** Topic URL → topic name, for exactly the topics this hub serves. */
-  readonly topics: ReadonlyMap<string, TopicName>;
+  /** Exactly the topics this hub serves. */
+  readonly topics: TopicIndex;
   readonly allowPrivateCallbacks: boolean;
 }
 
@@ -56,9 +58,10 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
   const topicValue = single('hub.topic');
   if (topicValue === 'repeated') return refuse('hub.topic', 'given more than once');
   if (topicValue === null || topicValue === '') return refuse('hub.topic', 'is required');
-  const topicUrl = decodeUnreservedEscapes(topicValue);
-  const topic = policy.topics.get(topicUrl);
-  if (!topic) return refuse('hub.topic', `is not a topic of this hub (topics: ${[...policy.topics.keys()].join(', ')})`);
+  if (hasWhitespaceOrControl(topicValue)) return refuse('hub.topic', WHITESPACE_MESSAGE);
+  const match = policy.topics.find(topicValue);
+  if (!match) return refuse('hub.topic', `is not a topic of this hub (topics: ${policy.topics.urls.join(', ')})`);
+  const { topic, url: topicUrl } = match;
 
   const callbackValue = single('hub.callback');
   if (callbackValue === 'repeated') return refuse('hub.callback', 'given more than once');
@@ -95,7 +98,7 @@ type CallbackCheck = { ok: true; url: string; host: string } | { ok: false; mess
 
 function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   if (raw.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters` };
-  if ([...raw].some((c) => c.trim() === '' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) return { ok: false, message: 'must not contain whitespace or control characters' };
+  if (hasWhitespaceOrControl(raw)) return { ok: false, message: WHITESPACE_MESSAGE };
   let url: URL;
   try {
     url = new URL(decodeUnreservedEscapes(raw));
@@ -108,4 +111,11 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   const literal = ipLiteral(url.hostname);
   if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
   return { ok: true, url: url.href, host: url.host };
+}
+
+const WHITESPACE_MESSAGE = 'must not contain whitespace or control characters';
+
+/** Not part of any URL, and the WHATWG parser would strip some of them silently instead of refusing. */
+function hasWhitespaceOrControl(raw: string): boolean {
+  return [...raw].some((c) => c.trim() === '' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 }

@@ -10,6 +10,7 @@ import type { JobQueue } from './queue/job-queue.js';
 import { createRateLimiter, type RateLimit } from './rate-limit.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
 import { isActive } from './subscription.js';
+import { createTopicIndex } from './topic-index.js';
 import { verifyIntent } from './verification.js';
 
 export type HubConfig = Pick<
@@ -126,7 +127,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   };
 
   const hubHandler = createHubHandler({
-    policy: { topics: new Map(TOPICS.map((t): [string, TopicName] => [urls[t], t])), allowPrivateCallbacks: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS },
+    policy: { topics: createTopicIndex(new Map(TOPICS.map((t): [string, TopicName] => [urls[t], t]))), allowPrivateCallbacks: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS },
     metrics,
     logger,
     limitClient: createRateLimiter(limits.perClient),

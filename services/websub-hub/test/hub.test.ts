@@ -85,6 +85,10 @@ describe('synchronous refusals never reach the callback', () => {
     ['missing hub.topic', () => ({ 'hub.mode': 'subscribe', 'hub.callback': subscriber.url('r4') }), /hub\.topic/],
     ['unknown topic', () => ({ ...valid('r5'), 'hub.topic': `${TOPIC_URLS.reviews}x` }), /hub\.topic/],
     ['topic with an escaped reserved character', () => ({ ...valid('r6'), 'hub.topic': 'https://reviews.example.com/api%2Ffeed.json' }), /hub\.topic/],
+    // Scheme and host are case-insensitive (RFC 3986 §6.2.2.1), the path is not.
+    ['topic path in another letter case', () => ({ ...valid('r23'), 'hub.topic': 'https://reviews.example.com/Reviews.json' }), /hub\.topic/],
+    // The URL parser would strip them and find the topic; they are no part of a URL.
+    ['topic with a trailing newline', () => ({ ...valid('r24'), 'hub.topic': `${TOPIC_URLS.reviews}\n` }), /^hub\.topic: must not contain whitespace/],
     ['missing hub.callback', () => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews }), /hub\.callback/],
     ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /https/],
     ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
@@ -113,15 +117,32 @@ describe('synchronous refusals never reach the callback', () => {
   it('wrong content type → 415, other methods → 405 with Allow', async () => {
     const json = await hub.post(JSON.stringify(valid('r19')), 'application/json');
     expect(json.status).toBe(415);
-    const get = await fetch(hub.url);
-    expect(get.status).toBe(405);
-    expect(get.headers.get('allow')).toBe('POST');
-    const put = await fetch(hub.url, { method: 'PUT', body: 'x' });
-    expect(put.status).toBe(405);
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await fetch(hub.url, { method, ...(method === 'PUT' ? { body: 'x' } : {}) });
+      expect([method, res.status, res.headers.get('allow')]).toEqual([method, 405, 'POST, OPTIONS']);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  it('OPTIONS is a CORS preflight: 204 with Allow and the allowed methods, and the POST it clears is readable cross-origin', async () => {
+    const preflight = await fetch(hub.url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('allow')).toBe('POST, OPTIONS');
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type');
+    expect(preflight.headers.get('access-control-max-age')).toBe('86400');
+    expect(await preflight.text()).toBe('');
+    const refused = await hub.post({ 'hub.mode': 'subscribe' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('none of the refused requests contacted a callback', () => {
-    for (let i = 1; i <= 22; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+    for (let i = 1; i <= 24; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
   });
 });
 
@@ -165,6 +186,17 @@ describe('subscription state table (spec §3)', () => {
     await subscribe(callback, {}, 'https://reviews.example.com/api/%66eed%2Ejson');
     await waitFor(async () => (await stored(callback, TOPIC_URLS.feedJson)) !== null, 5000, 'escaped-topic subscription');
     expect(subscriber.verifications('escaped')[0]?.query.get('hub.topic')).toBe(TOPIC_URLS.feedJson);
+  });
+
+  it('a topic spelled with another scheme or host case, or its default port, is the same topic', async () => {
+    const callback = subscriber.url('cased');
+    await subscribe(callback, {}, 'HTTPS://Reviews.EXAMPLE.com:443/reviews.json');
+    await waitFor(async () => (await stored(callback)) !== null, 5000, 'subscription under the hub\'s own topic URL');
+    expect(subscriber.verifications('cased')[0]?.query.get('hub.topic')).toBe(TOPIC_URLS.reviews);
+    const res = await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': 'https://REVIEWS.example.com:/reviews.json', 'hub.callback': callback });
+    expect(res.status).toBe(202);
+    await waitFor(async () => (await stored(callback)) === null, 5000, 'unsubscribed in yet another spelling');
+    expect(subscriber.verifications('cased')[1]?.query.get('hub.topic')).toBe(TOPIC_URLS.reviews);
   });
 
   it.each([
