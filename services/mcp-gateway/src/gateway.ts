@@ -1,10 +1,26 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
-import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, MAX_BODY_BYTES, normalizeAcceptForSdk, parseJsonBody, rpcError } from './http-rules.js';
+import { answerBatch, parseBatch } from './batch.js';
+import {
+  acceptsMcpResponses,
+  allowsBatches,
+  answerBodyError,
+  exposeToOrigin,
+  invalidParams,
+  MAX_BODY_BYTES,
+  normalizeAcceptForSdk,
+  parseJsonBody,
+  requestProtocolVersion,
+  rpcError,
+  rpcErrorResponse,
+  sendJson,
+  unsupportedVersionMessage,
+  type RpcErrorResponse,
+} from './http-rules.js';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
 import { buildMcpServer } from './server.js';
@@ -17,6 +33,8 @@ export const MCP_PATH = '/mcp';
 export { MAX_BODY_BYTES };
 
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+/** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
+const ALLOWED_METHODS = 'POST, OPTIONS';
 const KNOWN_TOOLS = new Set(TOOLS.map((tool) => tool.name));
 
 export interface McpGatewayDeps {
@@ -65,13 +83,74 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
  * mints an HMAC-signed Mcp-Session-Id, every later request must carry a valid one (missing 400,
  * forged or foreign 404). See docs/adr/0003-mcp-sessions.md. A tools/call in a valid session takes the
  * fast path first (tool-call-fast-path.ts, docs/adr/0008-mcp-tool-call-fast-path.md), which answers
- * exactly as this SDK path would.
+ * exactly as this SDK path would. JSON-RPC batches are served under the protocol versions that have
+ * them (batch.ts) and refused under 2025-06-18 and later.
  */
 export function createMcpGateway({ config, logger, metrics, snapshots, toolCallFastPath }: McpGatewayDeps): RequestHandler {
   const sessions: SessionIds = createSessionIds(resolveSessionSecret(config));
   const originAllowed = createOriginPolicy(config);
   const urls = publicUrls(config.BASE_URL);
   const gatewayMetrics = createGatewayMetrics(metrics);
+
+  /**
+   * The protocol version of a request after initialize, once its session id verified; null after answering a
+   * missing (400) or unknown (404) session id or an unsupported MCP-Protocol-Version (400, MCP 2025-06-18
+   * basic/transports). Checked before the gateway's own answers (ownAnswer), so every body gets the same status.
+   */
+  function admit(req: Request, res: Response, requestId: RequestId | null): string | null {
+    const sessionId = req.get('mcp-session-id');
+    if (sessionId === undefined) {
+      rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
+      return null;
+    }
+    if (!sessions.verify(sessionId)) {
+      rpcError(res, 404, -32001, 'Session not found: start a new session with initialize (without Mcp-Session-Id)', requestId);
+      return null;
+    }
+    res.setHeader('Mcp-Session-Id', sessionId);
+    const header = req.get('mcp-protocol-version');
+    const version = requestProtocolVersion(header);
+    if (version === null) rpcError(res, 400, -32000, unsupportedVersionMessage(header ?? ''), requestId);
+    return version;
+  }
+
+  /**
+   * The gateway's answer to a request it checks before the SDK, else null: params that do not fit the method
+   * (invalidParams), or an unknown tool. MCP 2025-06-18 server/tools "Error Handling" makes the latter a protocol
+   * error (-32602), which the SDK would answer as an isError result. Invalid arguments stay isError results a
+   * model can correct.
+   */
+  function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | null {
+    const badParams = invalidParams(request);
+    if (badParams !== null) return rpcErrorResponse(-32602, badParams, request.id);
+    const toolName = request.method === 'tools/call' ? request.params?.['name'] : undefined;
+    if (typeof toolName !== 'string' || KNOWN_TOOLS.has(toolName)) return null;
+    gatewayMetrics.toolCalls.inc({ tool: 'unknown', outcome: 'error' });
+    return rpcErrorResponse(-32602, `Unknown tool: ${toolName}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, request.id);
+  }
+
+  async function serveBatch(req: Request, res: Response, body: readonly unknown[]): Promise<void> {
+    const batch = parseBatch(body);
+    if ('refusal' in batch) return rpcError(res, 400, -32600, batch.refusal);
+    const version = admit(req, res, null);
+    if (version === null) return;
+    if (!allowsBatches(version)) {
+      return rpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not supported in MCP ${version} (removed in 2025-06-18); send one message per POST`);
+    }
+    const server = buildMcpServer(snapshots.current(), urls);
+    try {
+      const responses = await answerBatch(server, batch.messages, ownAnswer, (request, response) => toolCallObserver(request, gatewayMetrics)(response));
+      if (responses.length > 0) return sendJson(res, 200, responses);
+      // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
+      res.statusCode = 202;
+      res.end();
+    } catch (error) {
+      logger.error({ err: error }, 'MCP batch failed');
+      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error');
+    } finally {
+      void server.close();
+    }
+  }
 
   const app = express();
   app.disable('x-powered-by');
@@ -86,7 +165,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   });
 
   route.options((_req: Request, res: Response) => {
-    res.set({ 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
+    res.set({ Allow: ALLOWED_METHODS, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
     res.status(204).end();
   });
 
@@ -101,35 +180,30 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     parseJsonBody,
     async (req: Request, res: Response) => {
       const body: unknown = req.body;
-      if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per POST');
+      if (Array.isArray(body)) return serveBatch(req, res, body);
       const parsed = JSONRPCMessageSchema.safeParse(body);
       if (!parsed.success) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
       const message = parsed.data;
-      const requestId = isJSONRPCRequest(message) ? message.id : null;
-      const badParams = isJSONRPCRequest(message) ? invalidParams(message) : null;
+      const request = isJSONRPCRequest(message) ? message : null;
+      const requestId = request?.id ?? null;
+      // MCP basic/lifecycle: initialize MUST be a request. As a notification it would start no session, yet get 202.
+      if (request === null && 'method' in message && message.method === 'initialize') {
+        return rpcError(res, 400, -32600, 'Invalid Request: initialize must be a request, with an id');
+      }
+      const badInitialize = request?.method === 'initialize' ? invalidParams(request) : null;
       // A malformed initialize is not an initialize (isInitializeRequest below): say why, not "no session".
-      if (badParams !== null && isJSONRPCRequest(message) && message.method === 'initialize') return rpcError(res, 400, -32602, badParams, requestId);
+      if (badInitialize !== null) return rpcError(res, 400, -32602, badInitialize, requestId);
 
       // initialize is checked first, so a stale id header never blocks starting a new session.
-      const initializing = isInitializeRequest(message);
+      const initializing = request !== null && isInitializeRequest(request);
       const options: StreamableHTTPServerTransportOptions = { enableJsonResponse: true };
       if (initializing) {
         options.sessionIdGenerator = sessions.mint;
         options.onsessioninitialized = () => gatewayMetrics.sessionsInitialized.inc();
       } else {
-        const sessionId = req.get('mcp-session-id');
-        if (sessionId === undefined) return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
-        if (!sessions.verify(sessionId)) return rpcError(res, 404, -32001, 'Session not found: start a new session with initialize (without Mcp-Session-Id)', requestId);
-        res.setHeader('Mcp-Session-Id', sessionId);
-      }
-
-      if (badParams !== null) return rpcError(res, 200, -32602, badParams, requestId);
-      // MCP 2025-06-18 server/tools "Error Handling": an unknown tool is a protocol error (-32602), which
-      // the SDK would answer as an isError result. Invalid arguments stay isError results a model can correct.
-      const toolName = isJSONRPCRequest(message) && message.method === 'tools/call' ? message.params?.['name'] : undefined;
-      if (typeof toolName === 'string' && !KNOWN_TOOLS.has(toolName)) {
-        gatewayMetrics.toolCalls.inc({ tool: 'unknown', outcome: 'error' });
-        return rpcError(res, 200, -32602, `Unknown tool: ${toolName}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, requestId);
+        if (admit(req, res, requestId) === null) return;
+        const answer = request === null ? null : ownAnswer(request);
+        if (answer !== null) return sendJson(res, 200, answer);
       }
 
       const server = buildMcpServer(snapshots.current(), urls);
@@ -150,7 +224,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   );
 
   route.all((_req: Request, res: Response) => {
-    res.set('Allow', 'POST');
+    res.set('Allow', ALLOWED_METHODS);
     rpcError(res, 405, -32000, 'Method Not Allowed: this MCP endpoint accepts POST only (no SSE stream, no session DELETE)');
   });
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import { ClientRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
 import { weightedElements, type Logger } from '@reviews/runtime';
 
@@ -20,6 +20,9 @@ const SDK_ACCEPT = 'application/json, text/event-stream';
  * Invalid Request, not the -32700 Parse error strict mode would throw (JSON-RPC 2.0 §5.1).
  */
 export const parseJsonBody = express.json({ limit: MAX_BODY_BYTES, strict: false });
+
+/** The first MCP version without JSON-RPC batches (its changelog: "Remove support for JSON-RPC batching"). */
+const FIRST_VERSION_WITHOUT_BATCHES = '2025-06-18';
 
 /** The lists this server serves: each is answered whole, without nextCursor, so it never issued a cursor. */
 const UNPAGINATED_LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
@@ -46,14 +49,51 @@ export function invalidParams(message: JSONRPCRequest): string | null {
   return null;
 }
 
-export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
+/**
+ * The protocol version of a request after initialize: its MCP-Protocol-Version header, 2025-03-26 without one,
+ * or null for a version this server does not support (MCP 2025-06-18 basic/transports "Protocol Version Header").
+ */
+export function requestProtocolVersion(header: string | string[] | undefined): string | null {
+  if (header === undefined) return DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+  return typeof header === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : null;
+}
+
+export function unsupportedVersionMessage(header: string): string {
+  return `Bad Request: Unsupported protocol version: ${header} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+}
+
+/**
+ * Whether a protocol version has JSON-RPC batches: up to 2025-03-26 a server MUST accept them, 2025-06-18
+ * removed them. Versions are dates, so they compare as strings (as the SDK compares them).
+ */
+export function allowsBatches(version: string): boolean {
+  return version < FIRST_VERSION_WITHOUT_BATCHES;
+}
+
+/** A JSON-RPC error response as the gateway sends it: `id` is null when the request's id is unknown (JSON-RPC 2.0 §5). */
+export interface RpcErrorResponse {
+  readonly jsonrpc: '2.0';
+  readonly error: { readonly code: number; readonly message: string };
+  readonly id: RequestId | null;
+}
+
+/** Keys in the order every error of the gateway is sent in. */
+export function rpcErrorResponse(code: number, message: string, id: RequestId | null): RpcErrorResponse {
+  return { jsonrpc: '2.0', error: { code, message }, id };
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   // Plain node:http calls: express's res.json/res.set would send "application/json; charset=utf-8" and a
   // weak ETag, unlike the SDK's answers and every other JSON response of the service.
-  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
+  const body = Buffer.from(JSON.stringify(value));
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.setHeader('Content-Length', body.length);
   res.end(body);
+}
+
+export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
+  sendJson(res, status, rpcErrorResponse(code, message, id));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
 import { withSyncSpan } from '@reviews/runtime';
 import { TOOLS, type ToolDefinition, type ToolOutcome } from './tools.js';
@@ -17,6 +17,22 @@ export const RESOURCE_NOT_FOUND = -32002;
  * so one instance serves every server.
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/**
+ * What a resource handler throws for an unreadable URI. The SDK sends a thrown error's `code`, `message` and
+ * `data` as the JSON-RPC error; McpError would put "MCP error -32002: " in that message, and the SDK client
+ * prefixes it again.
+ */
+class ResourceNotFound extends Error {
+  readonly code = RESOURCE_NOT_FOUND;
+
+  constructor(
+    message: string,
+    readonly data: { readonly uri: string },
+  ) {
+    super(message);
+  }
+}
 
 const TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const;
 
@@ -108,8 +124,8 @@ export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): Mcp
   server.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   server.server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
     const resource = RESOURCES.find(({ key }) => urls[key] === params.uri);
-    if (!resource) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${params.uri}. Known resources: ${RESOURCES.map(({ key }) => urls[key]).join(', ')}`, { uri: params.uri });
-    if (!snapshot) throw new McpError(RESOURCE_NOT_FOUND, `${NOT_LOADED_MESSAGE} (${params.uri})`, { uri: params.uri });
+    if (!resource) throw new ResourceNotFound(`Resource not found: ${params.uri}. Known resources: ${RESOURCES.map(({ key }) => urls[key]).join(', ')}`, { uri: params.uri });
+    if (!snapshot) throw new ResourceNotFound(`${NOT_LOADED_MESSAGE} (${params.uri})`, { uri: params.uri });
     const text = snapshot.representations[resource.key].identity.body.toString('utf8');
     return { contents: [{ uri: params.uri, mimeType: JSON_CONTENT_TYPE, text }] };
   });

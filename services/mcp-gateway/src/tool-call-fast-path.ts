@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CallToolResultSchema, isJSONRPCRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, isJSONRPCRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
-import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, parseJsonBody } from './http-rules.js';
+import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, parseJsonBody, requestProtocolVersion } from './http-rules.js';
 import type { GatewayMetrics } from './metrics.js';
 import { inToolSpan, runTool } from './server.js';
 import type { SessionIds } from './session-id.js';
@@ -64,7 +64,7 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     if (!acceptsMcpResponses(accept)) return null;
     // The exact header SDK clients send, which the gateway's media-type check and the SDK's both accept.
     if (contentType !== 'application/json') return null;
-    if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+    if (requestProtocolVersion(version) === null) return null;
     return typeof sessionId === 'string' && verified(sessionId) ? sessionId : null;
   }
 

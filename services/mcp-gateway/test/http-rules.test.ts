@@ -66,10 +66,39 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.text).toBe('');
   });
 
-  it('answers 400 to an unsupported MCP-Protocol-Version', async () => {
-    const response = await post(gateway.url, toolsList, { ...session(), 'MCP-Protocol-Version': '1999-01-01' });
+  // MCP 2025-06-18 basic/transports: an unsupported version is a 400 whatever the body, so the gateway's own
+  // parameter checks must not answer first.
+  it.each([
+    ['tools/list', toolsList],
+    ['ping', { jsonrpc: '2.0', id: 2, method: 'ping' }],
+    ['a valid tools/call', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_faq', arguments: {} } }],
+    ['tools/call of an unknown tool', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'delete_reviews', arguments: {} } }],
+    ['tools/call without a name', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }],
+    ['tools/list with a cursor', { ...toolsList, params: { cursor: 'zzz' } }],
+  ])('answers %s with an unsupported MCP-Protocol-Version with 400', async (_label, body) => {
+    const response = await post(gateway.url, body, { ...session(), 'MCP-Protocol-Version': '1999-01-01' });
     expect(response.status).toBe(400);
-    expect(response.json).toMatchObject({ error: { message: expect.stringContaining('Unsupported protocol version') } });
+    expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Unsupported protocol version: 1999-01-01') } });
+  });
+
+  it('answers 400 to a notification or a batch with an unsupported MCP-Protocol-Version', async () => {
+    for (const body of [{ jsonrpc: '2.0', method: 'notifications/initialized' }, [toolsList]]) {
+      const response = await post(gateway.url, body, { ...session(), 'MCP-Protocol-Version': '1999-01-01' });
+      expect(response.status).toBe(400);
+      expect(response.json).toMatchObject({ error: { message: expect.stringContaining('Unsupported protocol version') } });
+    }
+  });
+
+  // MCP basic/lifecycle: initialize MUST be a request; input the server cannot accept gets an HTTP error.
+  it('answers initialize sent as a notification (no id) with 400 -32600 and starts no session', async () => {
+    const initialized = async () => (await gateway.metrics.registry.getSingleMetric('mcp_sessions_initialized_total')?.get())?.values[0]?.value ?? 0;
+    const before = await initialized();
+    const { id: _id, ...notification } = initializeBody();
+    const response = await post(gateway.url, notification);
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('initialize must be a request') }, id: null });
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    expect(await initialized()).toBe(before);
   });
 
   it.each([
@@ -121,10 +150,99 @@ describe('POST /mcp HTTP rules', () => {
     expect(initialize.json).toMatchObject({ id: 1, error: { code: -32602, message: expect.stringContaining('params.protocolVersion') } });
   });
 
-  it('rejects JSON-RPC batches with 400 -32600', async () => {
-    const response = await post(gateway.url, [toolsList, { ...toolsList, id: 3 }], session());
-    expect(response.status).toBe(400);
-    expect(response.json).toMatchObject({ error: { code: -32600, message: expect.stringContaining('batch') } });
+  describe('JSON-RPC batches', () => {
+    // MCP 2025-03-26 basic/transports: a server MUST accept batches; 2025-06-18 removed them, and a request
+    // without MCP-Protocol-Version is taken as 2025-03-26.
+    const speaking = (version: string | null) => (version === null ? { 'Mcp-Session-Id': sessionId } : { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': version });
+    const getBusiness = { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'get_business', arguments: {} } };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+    it.each([
+      ['without MCP-Protocol-Version (2025-03-26)', null],
+      ['under 2025-03-26', '2025-03-26'],
+      ['under 2024-11-05', '2024-11-05'],
+    ])('answers a batch %s with an array of the responses to its requests, in their order', async (_label, version) => {
+      const response = await post(gateway.url, [toolsList, initialized, getBusiness, { jsonrpc: '2.0', id: 4, method: 'ping' }], speaking(version));
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.headers.get('mcp-session-id')).toBe(sessionId);
+      expect(response.json).toEqual([
+        { jsonrpc: '2.0', id: 2, result: { tools: expect.any(Array) } },
+        { jsonrpc: '2.0', id: 'b', result: expect.objectContaining({ structuredContent: expect.objectContaining({ business: expect.any(Object) }) }) },
+        { jsonrpc: '2.0', id: 4, result: {} },
+      ]);
+    });
+
+    it.each([
+      ['ping', { jsonrpc: '2.0', id: 5, method: 'ping' }],
+      ['a valid tools/call', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'get_faq', arguments: {} } }],
+      ['tools/call with invalid arguments', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'search_reviews', arguments: { limit: 0 } } }],
+      ['tools/call of an unknown tool', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'delete_reviews', arguments: {} } }],
+      ['tools/call without a name', { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { arguments: {} } }],
+      ['tools/list with a cursor', { ...toolsList, id: 5, params: { cursor: 'zzz' } }],
+      ['resources/read of an unknown URI', { jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'https://reviews.example.com/secrets.json' } }],
+      ['an unknown method', { jsonrpc: '2.0', id: 5, method: 'reviews/delete' }],
+    ])('answers %s in a batch of one with an array holding the answer it gets alone', async (_label, body) => {
+      const alone = await post(gateway.url, body, speaking('2025-03-26'));
+      expect(alone.status).toBe(200);
+      const batched = await post(gateway.url, [body], speaking('2025-03-26'));
+      expect(batched.status).toBe(200);
+      expect(batched.json).toEqual([alone.json]);
+    });
+
+    it('answers a batch of notifications or of responses only with 202 and no body', async () => {
+      for (const body of [[initialized, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }], [{ jsonrpc: '2.0', id: 1, result: {} }]]) {
+        const response = await post(gateway.url, body, speaking(null));
+        expect(response.status).toBe(202);
+        expect(response.text).toBe('');
+      }
+    });
+
+    it('answers a request even when the same batch then cancels it', async () => {
+      const response = await post(gateway.url, [getBusiness, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'b' } }], speaking(null));
+      expect(response.status).toBe(200);
+      expect(response.json).toEqual([expect.objectContaining({ id: 'b', result: expect.any(Object) })]);
+    });
+
+    it('counts the tool calls of a batch like single calls', async () => {
+      const count = async (tool: string, outcome: string) =>
+        (await gateway.metrics.registry.getSingleMetric('mcp_tool_calls_total')?.get())?.values.find((v) => v.labels['tool'] === tool && v.labels['outcome'] === outcome)?.value ?? 0;
+      const [ok, unknown] = [await count('get_business', 'ok'), await count('unknown', 'error')];
+      await post(gateway.url, [getBusiness, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'delete_reviews' } }], speaking(null));
+      expect(await count('get_business', 'ok')).toBe(ok + 1);
+      expect(await count('unknown', 'error')).toBe(unknown + 1);
+    });
+
+    it.each(['2025-06-18', '2025-11-25'])('refuses a batch under %s with 400 -32600', async (version) => {
+      const response = await post(gateway.url, [toolsList, { ...toolsList, id: 3 }], speaking(version));
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('batches are not supported') }, id: null });
+    });
+
+    it.each([
+      ['an empty batch', []],
+      ['initialize alone in a batch (MCP 2025-03-26 basic/lifecycle)', [initializeBody()]],
+      ['initialize with another message in a batch', [initializeBody(), initialized]],
+      ['an element that is no JSON-RPC message', [toolsList, { hello: 'world' }]],
+      ['requests mixed with responses', [toolsList, { jsonrpc: '2.0', id: 1, result: {} }]],
+      ['more than 100 messages', Array.from({ length: 101 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' }))],
+    ])('refuses %s with 400 -32600', async (_label, body) => {
+      const response = await post(gateway.url, body, speaking('2025-03-26'));
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('Invalid Request') }, id: null });
+    });
+
+    it('applies the session rules to a batch: missing id 400, forged id 404', async () => {
+      expect((await post(gateway.url, [toolsList])).status).toBe(400);
+      expect((await post(gateway.url, [toolsList], { 'Mcp-Session-Id': `${sessionId.slice(0, -2)}AA` })).status).toBe(404);
+    });
+  });
+
+  it('answers resources/read of an unknown URI with -32002 and the plain message, which clients prefix themselves', async () => {
+    const uri = 'https://reviews.example.com/secrets.json';
+    const response = await post(gateway.url, { jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri } }, session());
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ id: 8, error: { code: -32002, message: expect.stringMatching(/^Resource not found: https:\/\/reviews\.example\.com\/secrets\.json\. Known resources: /), data: { uri } } });
   });
 
   // JSON-RPC 2.0 §5.1: -32700 is for invalid JSON only; valid JSON that is no Request object is -32600.
@@ -141,10 +259,10 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining(String(MAX_BODY_BYTES)) } });
   });
 
-  it.each(['GET', 'DELETE', 'PUT'])('answers %s with 405, Allow: POST and a JSON-RPC error', async (method) => {
+  it.each(['GET', 'DELETE', 'PUT'])('answers %s with 405, Allow: POST, OPTIONS and a JSON-RPC error', async (method) => {
     const response = await fetch(gateway.url, { method, headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId } });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('POST');
+    expect(response.headers.get('allow')).toBe('POST, OPTIONS');
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
   });
 
@@ -172,6 +290,7 @@ describe('POST /mcp HTTP rules', () => {
     it('answers a preflight with the MCP request headers', async () => {
       const response = await fetch(gateway.url, { method: 'OPTIONS', headers: { Origin: 'http://localhost:6274', 'Access-Control-Request-Method': 'POST' } });
       expect(response.status).toBe(204);
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS');
       expect(response.headers.get('access-control-allow-methods')).toBe('POST');
       for (const header of ['Content-Type', 'Accept', 'Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']) {
         expect(response.headers.get('access-control-allow-headers')).toContain(header);
@@ -187,6 +306,13 @@ describe('POST /mcp HTTP rules', () => {
         await custom.close();
       }
     });
+  });
+
+  // RFC 9110 §9.3.7: OPTIONS describes the communication options, so it lists the methods, as a 405 does.
+  it('answers OPTIONS without Origin with 204 and Allow: POST, OPTIONS', async () => {
+    const response = await fetch(gateway.url, { method: 'OPTIONS' });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('allow')).toBe('POST, OPTIONS');
   });
 
   it('answers other paths with the JSON 404 envelope', async () => {

@@ -164,6 +164,7 @@ describe('tools/call fast path', () => {
     ['tools/list', JSON.stringify({ jsonrpc: '2.0', id: 16, method: 'tools/list' }), headers(), 200],
     ['a notification', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers(), 202],
     ['a batch', `[${call(17, 'get_faq', {})}]`, headers(), 400],
+    ['a batch under 2025-03-26, which has batches', `[${call(17, 'get_faq', {})}]`, headers({ 'MCP-Protocol-Version': '2025-03-26' }), 200],
     ['a fractional id', call(1.5, 'get_faq', {}), headers(), 400],
     ['a forged session', call(18, 'get_faq', {}), headers({ 'Mcp-Session-Id': `${sessionId.slice(0, -2)}AA` }), 404],
     ['a missing session', call(19, 'get_faq', {}), { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, 400],

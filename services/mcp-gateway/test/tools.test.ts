@@ -210,8 +210,14 @@ describe('MCP tools, resources and prompts', () => {
       expect(contents).toEqual([{ uri: `${BASE_URL}/insights.json`, mimeType: 'application/json', text: snapshot.representations.insights.identity.body.toString('utf8') }]);
     });
 
-    it('answers an unknown URI with -32002', async () => {
-      await expect(client.readResource({ uri: `${BASE_URL}/secrets.json` })).rejects.toMatchObject({ code: -32002 });
+    it('answers an unknown URI with -32002 and a message naming it once, without a code prefix on the wire', async () => {
+      const known = `${BASE_URL}/reviews.json, ${BASE_URL}/insights.json, ${BASE_URL}/api/feed.json`;
+      // The SDK client adds "MCP error <code>: " itself, so the wire message must not carry it already.
+      await expect(client.readResource({ uri: `${BASE_URL}/secrets.json` })).rejects.toMatchObject({
+        code: -32002,
+        message: `MCP error -32002: Resource not found: ${BASE_URL}/secrets.json. Known resources: ${known}`,
+        data: { uri: `${BASE_URL}/secrets.json` },
+      });
     });
   });
 
@@ -290,6 +296,6 @@ describe('MCP gateway before the first dataset is loaded', () => {
   });
 
   it('answers resources/read with -32002 rather than a server error', async () => {
-    await expect(client.readResource({ uri: `${BASE_URL}/reviews.json` })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/not loaded yet/) });
+    await expect(client.readResource({ uri: `${BASE_URL}/reviews.json` })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/^MCP error -32002: The reviews dataset is not loaded yet/) });
   });
 });

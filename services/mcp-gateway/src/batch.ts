@@ -1,0 +1,75 @@
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { RpcErrorResponse } from './http-rules.js';
+
+// JSON-RPC batches, which MCP 2025-03-26 (basic/transports) says a server MUST accept and 2025-06-18 removed.
+// They are not handed to the SDK's HTTP transport, which would answer a batch holding one request with a bare
+// object where JSON-RPC 2.0 §6 wants an array, and would hold the HTTP response open forever for a request
+// that a notifications/cancelled later in the same batch cancels.
+
+/** The SDK transport's bound: the 64 KiB body limit alone would let one POST run thousands of tool calls. */
+export const MAX_BATCH_MESSAGES = 100;
+
+export type BatchResponse = JSONRPCResponse | RpcErrorResponse;
+
+/** The messages of a batch, or why the whole batch is refused (400 -32600, like a single body that is no message). */
+export function parseBatch(body: readonly unknown[]): { readonly messages: JSONRPCMessage[] } | { readonly refusal: string } {
+  if (body.length === 0) return { refusal: 'Invalid Request: the batch is empty' };
+  if (body.length > MAX_BATCH_MESSAGES) return { refusal: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` };
+  const messages: JSONRPCMessage[] = [];
+  for (const element of body) {
+    const parsed = JSONRPCMessageSchema.safeParse(element);
+    if (!parsed.success) return { refusal: 'Invalid Request: every element of the batch must be a JSON-RPC 2.0 request, notification or response' };
+    messages.push(parsed.data);
+  }
+  // MCP 2025-03-26 basic/lifecycle: "The initialization request MUST NOT be part of a JSON-RPC batch".
+  if (messages.some((message) => 'method' in message && message.method === 'initialize')) {
+    return { refusal: 'Invalid Request: initialize must not be part of a batch; send it alone' };
+  }
+  // MCP 2025-03-26 basic/transports: a batch holds requests and notifications, or responses only.
+  const responses = messages.filter((message) => !('method' in message)).length;
+  if (responses > 0 && responses < messages.length) return { refusal: 'Invalid Request: a batch holds requests and notifications, or responses, never both' };
+  return { messages };
+}
+
+/**
+ * The responses to the requests of a batch, in their order, from `server` (connected here; the caller closes it).
+ * `own` gives the gateway's own answer to a request, which then never reaches the server; `observe` sees each
+ * answer the server gives. Messages go to the server one at a time, each request answered before the next
+ * message, so a cancellation later in the batch finds nothing left to cancel and every request gets its response.
+ */
+export async function answerBatch(
+  server: McpServer,
+  messages: readonly JSONRPCMessage[],
+  own: (request: JSONRPCRequest) => RpcErrorResponse | null,
+  observe: (request: JSONRPCRequest, response: JSONRPCResponse) => void,
+): Promise<BatchResponse[]> {
+  const [client, serverSide] = InMemoryTransport.createLinkedPair();
+  const waiting = new Map<RequestId, (response: JSONRPCResponse) => void>();
+  client.onmessage = (message) => {
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) waiting.get(message.id)?.(message);
+  };
+  await server.connect(serverSide);
+
+  const responses: BatchResponse[] = [];
+  for (const message of messages) {
+    if (!isJSONRPCRequest(message)) {
+      await client.send(message);
+      continue;
+    }
+    const answer = own(message);
+    if (answer !== null) {
+      responses.push(answer);
+      continue;
+    }
+    const response = await new Promise<JSONRPCResponse>((resolve, reject) => {
+      waiting.set(message.id, resolve);
+      client.send(message).catch(reject);
+    });
+    waiting.delete(message.id);
+    observe(message, response);
+    responses.push(response);
+  }
+  return responses;
+}
