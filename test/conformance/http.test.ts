@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { READ_ENDPOINTS, send, startStandalone, type RawResponse, type Standalone } from './harness.js';
@@ -352,5 +353,20 @@ describe('errors and methods (design card §4)', () => {
     expect(preflight.headers['access-control-allow-methods']).toEqual(expect.stringContaining('GET'));
     expect(preflight.headers['access-control-allow-headers']?.toLowerCase()).toContain('if-none-match');
     expect(preflight.body.length).toBe(0);
+  });
+});
+
+describe('OPTIONS * (RFC 9110 §9.3.7)', () => {
+  it('is 204 with Allow naming every method some resource of the server takes, POST of MCP and the hub included', async () => {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(base, { method: 'OPTIONS', path: '*', agent: false }, (answer) => {
+        answer.resume();
+        resolve(answer);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS, POST');
   });
 });

@@ -13,6 +13,8 @@ export interface PodContext {
 
 export interface PodApp {
   readonly handler: RequestHandler;
+  /** What `OPTIONS *` lists, when the app takes more than the read methods (a POST endpoint). */
+  readonly allow?: string;
   /**
    * Runs on shutdown once the in-flight requests are done. The dataset source was already closed when
    * shutdown began (the last snapshot stays current), so no dataset change starts new work meanwhile.
@@ -47,6 +49,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     logger,
     metrics,
     handler: app.handler,
+    ...(app.allow === undefined ? {} : { allow: app.allow }),
     readiness: () => snapshots.health(),
     handleSignals: true,
   });

@@ -26,6 +26,8 @@ export interface HttpServiceOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly handler: RequestHandler;
+  /** The methods some resource of the service takes, listed by `OPTIONS *`; the read methods unless given. */
+  readonly allow?: string;
   readonly readiness: () => Readiness;
   /** Install SIGTERM/SIGINT handlers (the process entry points do; tests do not). */
   readonly handleSignals?: boolean;
@@ -104,7 +106,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     options.readiness,
     () => shuttingDown,
   );
-  const server = createHttpServer(handler, (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger));
+  const server = createHttpServer(handler, (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger), options.allow);
   const metricsServer = createMetricsServer(options.metrics, logger);
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);

@@ -2,7 +2,7 @@ import type { SnapshotFollower } from '@reviews/dataset-store';
 import { createMcpGateway, MCP_PATH } from '@reviews/mcp-gateway';
 import { createReadApi } from '@reviews/read-api';
 import { createStandaloneWebSubHub } from '@reviews/websub-hub';
-import { composeRoutes, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
+import { composeRoutes, READ_AND_POST_METHODS, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
 
 export interface StandaloneDeps {
   readonly config: Config;
@@ -13,6 +13,8 @@ export interface StandaloneDeps {
 
 export interface StandaloneApp {
   readonly handler: RequestHandler;
+  /** What `OPTIONS *` lists: the read API's methods and the POST of MCP and the hub. */
+  readonly allow: string;
   /** Stops what the composed services started (sessions, delivery workers). */
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ export async function createStandaloneApp(deps: StandaloneDeps): Promise<Standal
   const readApi = createReadApi({ logger: logger.child({ component: 'read-api' }), metrics, snapshots });
   return {
     handler: composeRoutes(routes, readApi),
+    allow: READ_AND_POST_METHODS,
     async close() {
       for (const close of closers.reverse()) await close();
     },

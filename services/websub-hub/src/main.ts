@@ -1,6 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { runPod } from '@reviews/dataset-store';
-import { ConfigError } from '@reviews/runtime';
+import { ConfigError, READ_AND_POST_METHODS } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
 import { HUB_SERVICE as SERVICE, hubPodHandler } from './hub.js';
 
@@ -20,6 +20,7 @@ await runPod(SERVICE, async ({ config, logger, metrics, snapshots }) => {
   await hub.start();
   return {
     handler: hubPodHandler(hub, { metrics, logger }),
+    allow: READ_AND_POST_METHODS,
     close: async () => {
       await hub.close();
       await nc.drain();

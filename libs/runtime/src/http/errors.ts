@@ -25,6 +25,8 @@ export function sendError(res: ServerResponse, status: number, error: string, me
 }
 
 export const READ_METHODS = 'GET, HEAD, OPTIONS';
+/** A server with a POST endpoint (MCP, the WebSub hub) beside its probes: what its `OPTIONS *` lists. */
+export const READ_AND_POST_METHODS = `${READ_METHODS}, POST`;
 
 export function sendNotFound(res: ServerResponse): void {
   sendError(res, 404, 'not_found', 'No resource at this path.');

@@ -27,6 +27,7 @@ export function decodeUnreservedEscapes(uri: string): string {
 }
 
 const SLASH = 47;
+const LOWER_CASE_BIT = 0x20;
 
 /**
  * A path's normal form (RFC 3986 §6.2.2): unreserved characters decoded, so `/reviews%2Ejson` is
@@ -38,10 +39,61 @@ function normalizePath(path: string): string | null {
   return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
 }
 
+const MALFORMED_QUERY_ESCAPE = new TargetRefusal('The request query has a "%" that is not followed by two hexadecimal digits.');
+const QUERY_NOT_UTF8 = new TargetRefusal('The request query is not valid UTF-8 once percent-decoded.');
+
+/** The value of a hex digit's char code, or -1. */
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const letter = code | LOWER_CASE_BIT;
+  return letter >= 97 && letter <= 102 ? letter - 87 : -1;
+}
+
+/**
+ * Why the escapes of a query are refused, or null: each `%` needs two hex digits (RFC 3986 §2.1),
+ * and the bytes they spell must be UTF-8 (RFC 3629 §4: no overlong forms, surrogates or code points
+ * past U+10FFFF), which every parameter is decoded as. A multi-byte character is written as
+ * consecutive escapes. Walks from `%` to `%` of the query only, allocating nothing.
+ */
+function queryEscapeProblem(target: string, from: number): TargetRefusal | null {
+  let pending = 0; // continuation bytes still owed by the current character
+  let low = 0x80;
+  let high = 0xbf;
+  let next = -1; // where the owed continuation escape must start
+  for (let at = target.indexOf('%', from); at !== -1; at = target.indexOf('%', at + 3)) {
+    const upper = hexValue(target.charCodeAt(at + 1));
+    const lower = hexValue(target.charCodeAt(at + 2));
+    if (upper === -1 || lower === -1) return MALFORMED_QUERY_ESCAPE;
+    const byte = upper * 16 + lower;
+    if (pending > 0) {
+      if (at !== next || byte < low || byte > high) return QUERY_NOT_UTF8;
+      pending--;
+      low = 0x80;
+      high = 0xbf;
+    } else if (byte >= 0xc2 && byte <= 0xdf) {
+      pending = 1;
+    } else if (byte >= 0xe0 && byte <= 0xef) {
+      pending = 2;
+      if (byte === 0xe0) low = 0xa0;
+      else if (byte === 0xed) high = 0x9f;
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
+      pending = 3;
+      if (byte === 0xf0) low = 0x90;
+      else if (byte === 0xf4) high = 0x8f;
+    } else if (byte >= 0x80) {
+      return QUERY_NOT_UTF8;
+    }
+    next = at + 3;
+  }
+  return pending > 0 ? QUERY_NOT_UTF8 : null;
+}
+
 /**
  * The origin-form of a request target: origin-form as is (its path normalized when it holds
  * percent-encoding), absolute-form (`http://host/path?q`, which a server must accept) reduced to
- * its path and query, asterisk-form for OPTIONS only. A fragment is never part of a target.
+ * its path and query, asterisk-form for OPTIONS only. A fragment is never part of a target, and a
+ * query's escapes must be well formed: routes decode it, and a lenient decoder would turn `a%2` or
+ * `%FF` into some other query than the one sent.
  */
 export function originForm(url: string, method: string | undefined): string | TargetRefusal {
   let target = url;
@@ -53,17 +105,19 @@ export function originForm(url: string, method: string | undefined): string | Ta
     target = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
   }
   if (target.includes('#')) return new TargetRefusal('The request target must not contain a fragment (#).');
-  if (!target.includes('%')) return target;
+  const percent = target.indexOf('%');
+  if (percent === -1) return target;
   const mark = target.indexOf('?');
+  // Escapes in the query only (a search for `caf%C3%A9`): checked in place, the target served as is.
+  if (mark !== -1 && percent > mark) return queryEscapeProblem(target, percent) ?? target;
   const path = normalizePath(mark === -1 ? target : target.slice(0, mark));
   if (path === null) return new TargetRefusal('The request path has a "%" that is not followed by two hexadecimal digits.');
-  return mark === -1 ? path : path + target.slice(mark);
+  if (mark === -1) return path;
+  return queryEscapeProblem(target, mark + 1) ?? path + target.slice(mark);
 }
 
 /** RFC 9110 §7.2 / RFC 3986 §3.2.2: `uri-host [ ":" port ]`, the host an IP literal, IPv4 or reg-name. */
 const HOST_FIELD = /^(?:\[[0-9A-Fa-f:.]+\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
-
-const LOWER_CASE_BIT = 0x20;
 
 /** `Host` in any letter case, compared without making a lower-cased copy of every header name. */
 function isHostName(name: string): boolean {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { CORS_HEADERS, setCorsHeaders } from './cors.js';
-import { sendError } from './errors.js';
+import { READ_METHODS, sendError } from './errors.js';
 import { hostFieldProblem, originForm, TargetRefusal } from './request-target.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -46,9 +46,11 @@ function rawErrorResponse([status, reason, code, message]: ClientError): string 
  * node:http with limits suited to a public, read-only API: small headers, bounded time to send
  * them and the request, keep-alive longer than typical load-balancer idle timeouts. The request
  * target and Host are checked here, once for every service (request-target.ts): routes see only
- * origin-form targets.
+ * origin-form targets. `allow` is what `OPTIONS *` lists: the methods some resource of this server
+ * supports. The read API and every service's probes take GET, HEAD and OPTIONS; a service that
+ * also takes POST (MCP, the WebSub hub, standalone) passes its own list.
  */
-export function createHttpServer(handler: RequestHandler, observeRefused?: RequestHandler): Server {
+export function createHttpServer(handler: RequestHandler, observeRefused?: RequestHandler, allow: string = READ_METHODS): Server {
   const lastValidHost = { value: '' };
   // Refusals here never reach a route; they are still requests an operator should see.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string): void => {
@@ -81,9 +83,11 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
         return;
       }
       if (target === '*') {
-        // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7): no resource to route to.
+        // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7): no resource to route to,
+        // and a success should name the server's optional features, such as the methods it allows.
         res.statusCode = 204;
         setCorsHeaders(res);
+        res.setHeader('Allow', allow);
         res.end();
         return;
       }
