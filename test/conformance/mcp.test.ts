@@ -96,11 +96,11 @@ describe('lifecycle and transport', () => {
     }
   });
 
-  it('GET and DELETE are 405 with Allow: POST (no SSE stream offered)', async () => {
+  it('GET and DELETE are 405 with Allow: POST, OPTIONS (no SSE stream offered)', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await send(method, endpoint, { Accept: 'text/event-stream' });
       expect([method, res.status]).toEqual([method, 405]);
-      expect(res.headers['allow']).toBe('POST');
+      expect(res.headers['allow']).toBe('POST, OPTIONS');
       expect(res.headers['content-type']).toBe('application/json');
     }
   });

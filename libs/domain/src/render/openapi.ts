@@ -3,20 +3,25 @@ import { SearchParams, SinceParams } from '../schemas/search.js';
 import { topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
 import { FEED_SIZE, JsonFeed } from './json-feed.js';
 import { componentRef, componentSchemas, parametersFrom, type JsonSchema, type ParameterObject } from './openapi-schemas.js';
-import { JsonRpcRequest, JsonRpcResponse, webSubHubRequest } from './wire-schemas.js';
+import { JsonRpcRequest, JsonRpcResponse, McpRequestBody, McpResponseBody, webSubHubRequest } from './wire-schemas.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 const MCP_PROTOCOL_VERSION = '2025-06-18';
+/** What `Allow` lists on /mcp and on the hub (their 405 and OPTIONS answers). */
+const MCP_METHODS = 'POST, OPTIONS';
+const HUB_METHODS = 'POST, OPTIONS';
 
 type Json = Record<string, unknown>;
 type Reference = { readonly $ref: string };
+
+const RESPONSE_REF = '#/components/responses/';
 
 const ref = {
   schema: (id: string): Reference => ({ $ref: componentRef(id) }),
   header: (name: string): Reference => ({ $ref: `#/components/headers/${name}` }),
   parameter: (name: string): Reference => ({ $ref: `#/components/parameters/${name}` }),
-  response: (name: string): Reference => ({ $ref: `#/components/responses/${name}` }),
+  response: (name: string): Reference => ({ $ref: `${RESPONSE_REF}${name}` }),
 };
 
 const HEAD_NOTE = 'HEAD answers with the same status and headers as GET, without a body.';
@@ -29,11 +34,53 @@ const INFO_DESCRIPTION = [
   '',
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
-  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent; an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
+  "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent (a date in a second two dataset versions share gets `200`: it cannot tell them apart); an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
 ].join('\n');
+
+/** Responses shared by many operations; `headOperation` reads them to drop their bodies. */
+const RESPONSES: Record<string, Json> = {
+  NotModified: {
+    description: 'Not Modified: the validator matches; empty body.',
+    headers: { ETag: ref.header('ETag'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
+  },
+  BadRequest: {
+    description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`.',
+    content: {
+      'application/json': {
+        schema: ref.schema('Error'),
+        examples: {
+          invalidQuery: {
+            value: { error: 'invalid_query', message: 'Invalid search parameters.', issues: [{ code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' }] },
+          },
+          invalidDate: {
+            value: { error: 'invalid_date', message: 'The date must be a real calendar date in the form YYYY-MM-DD.', issues: [{ code: 'custom', path: ['date'], message: 'must be a real calendar date in the form YYYY-MM-DD' }] },
+          },
+        },
+      },
+    },
+  },
+  NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
+  NotReady: {
+    description: 'Service Unavailable: no dataset has been loaded yet (the service is starting or waiting for its first publish).',
+    headers: { 'Retry-After': RETRY_AFTER },
+    content: JSON_ERROR,
+  },
+  PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
+  BadRequestTarget: {
+    description:
+      'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI, holds a fragment or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8, or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
+    content: JSON_ERROR,
+  },
+  UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
+  HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
+  Preflight: {
+    description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
+    headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', schema: { type: 'string' } } },
+  },
+};
 
 function components(urls: PublicUrls): Json {
   return {
@@ -48,11 +95,13 @@ function components(urls: PublicUrls): Json {
       JsonFeed,
       JsonRpcRequest,
       JsonRpcResponse,
+      McpRequestBody,
+      McpResponseBody,
       WebSubSubscriptionRequest: webSubHubRequest(urls),
     }),
     headers: {
       ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
-      'Last-Modified': { description: 'Publish time of the dataset version served (HTTP-date).', schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
+      'Last-Modified': { description: 'Publish time of the dataset version served (HTTP-date); never later than `Date`, and later than the version it replaced (a version stamped earlier, or in the same second, is dated when it replaced it).', schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
       'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
       Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', schema: { type: 'string', const: 'Accept-Encoding' } },
       Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
@@ -91,46 +140,7 @@ function components(urls: PublicUrls): Json {
         schema: { type: 'string' },
       },
     },
-    responses: {
-      NotModified: {
-        description: 'Not Modified: the validator matches; empty body.',
-        headers: { ETag: ref.header('ETag'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
-      },
-      BadRequest: {
-        description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`.',
-        content: {
-          'application/json': {
-            schema: ref.schema('Error'),
-            examples: {
-              invalidQuery: {
-                value: { error: 'invalid_query', message: 'Invalid search parameters.', issues: [{ code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' }] },
-              },
-              invalidDate: {
-                value: { error: 'invalid_date', message: 'The date must be a real calendar date in the form YYYY-MM-DD.', issues: [{ code: 'custom', path: ['date'], message: 'must be a real calendar date in the form YYYY-MM-DD' }] },
-              },
-            },
-          },
-        },
-      },
-      NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
-      NotReady: {
-        description: 'Service Unavailable: no dataset has been loaded yet (the service is starting or waiting for its first publish).',
-        headers: { 'Retry-After': RETRY_AFTER },
-        content: JSON_ERROR,
-      },
-      PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
-      BadRequestTarget: {
-        description:
-          'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI, holds a fragment or a `%` without two hex digits, or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
-        content: JSON_ERROR,
-      },
-      UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
-      HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
-      Preflight: {
-        description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
-        headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', schema: { type: 'string' } } },
-      },
-    },
+    responses: RESPONSES,
   };
 }
 
@@ -139,7 +149,9 @@ interface ReadEndpoint {
   readonly tag: string;
   readonly summary: string;
   readonly description: string;
-  readonly parameters?: readonly ParameterObject[];
+  readonly queryParameters?: readonly ParameterObject[];
+  /** Declared on the Path Item, so every operation of the path resolves its template. */
+  readonly pathParameters?: readonly ParameterObject[];
   readonly content: Json;
   /** Set on WebSub topics, whose responses advertise the hub. */
   readonly topic?: TopicName;
@@ -147,7 +159,8 @@ interface ReadEndpoint {
 
 /** Every GET shares the conditional-request, HEAD and error behaviour; only the body and parameters differ. */
 function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
-  const parameters = endpoint.parameters ?? [];
+  const parameters = endpoint.queryParameters ?? [];
+  const takesParameters = parameters.length > 0 || (endpoint.pathParameters ?? []).length > 0;
   const topicHeaders =
     endpoint.topic === undefined
       ? {}
@@ -177,7 +190,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
         content: endpoint.content,
       },
       '304': ref.response('NotModified'),
-      '400': parameters.length > 0 ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
+      '400': takesParameters ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
       ...TARGET_ERRORS,
@@ -189,14 +202,21 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
 /** What the HTTP server answers for any path before routing (libs/runtime http/server.ts). */
 const TARGET_ERRORS: Json = { '414': ref.response('UriTooLong'), '431': ref.response('HeadersTooLarge') };
 
-/** OPTIONS on a read path: the CORS preflight. */
-function preflightOperation(operationId: string, tag: string): Json {
-  return { tags: [tag], operationId, summary: 'CORS preflight', description: 'Answers 204 with the allowed methods (`GET, HEAD, OPTIONS`); other methods on this path get 405 with `Allow`.', responses: { '204': ref.response('Preflight') } };
+/** The methods of every read path and probe: what `Allow` lists there. */
+const READ_METHODS = 'GET, HEAD, OPTIONS';
+
+/** OPTIONS on a path: the CORS preflight. */
+function preflightOperation(operationId: string, tag: string, methods = READ_METHODS): Json {
+  return { tags: [tag], operationId, summary: 'CORS preflight', description: `Answers 204 with the allowed methods (\`${methods}\`); other methods on this path get 405 with \`Allow\`.`, responses: { '204': ref.response('Preflight') } };
 }
 
-function readPaths(urls: PublicUrls): Json {
+function readPaths(urls: PublicUrls): Record<string, Json> {
   const json = (schemaId: string): Json => ({ 'application/json': { schema: ref.schema(schemaId) } });
-  const get = (endpoint: ReadEndpoint): Json => ({ get: readOperation(urls, endpoint), options: preflightOperation(`${endpoint.operationId}Preflight`, endpoint.tag) });
+  const get = (endpoint: ReadEndpoint): Json => ({
+    ...(endpoint.pathParameters === undefined ? {} : { parameters: endpoint.pathParameters }),
+    get: readOperation(urls, endpoint),
+    options: preflightOperation(`${endpoint.operationId}Preflight`, endpoint.tag),
+  });
   return {
     '/reviews.json': get({
       operationId: 'getReviews',
@@ -238,7 +258,7 @@ function readPaths(urls: PublicUrls): Json {
         String(SearchParams.meta()?.description ?? ''),
         'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case. `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400; an empty result is still a 200.',
       ].join(' '),
-      parameters: parametersFrom(SearchParams, 'query'),
+      queryParameters: parametersFrom(SearchParams, 'query'),
       content: json('SearchResult'),
     }),
     '/api/reviews/since/{date}': get({
@@ -246,7 +266,7 @@ function readPaths(urls: PublicUrls): Json {
       tag: 'reviews',
       summary: 'Reviews on or after a date',
       description: 'Every review dated on or after `date`, newest first (date, then id, descending). A malformed or impossible date (e.g. 2025-02-30) is a 400, and so is any query parameter (this endpoint takes none); no match is a 200 with an empty list.',
-      parameters: parametersFrom(SinceParams, 'path'),
+      pathParameters: parametersFrom(SinceParams, 'path'),
       content: json('SinceResult'),
     }),
     '/.well-known/openapi.json': get({
@@ -260,7 +280,7 @@ function readPaths(urls: PublicUrls): Json {
 }
 
 /** Liveness and readiness, on every service's public port (libs/runtime probes.ts). */
-function probePaths(): Json {
+function probePaths(): Record<string, Json> {
   const probe = (operationId: string, summary: string, description: string, responses: Json): Json => ({
     get: { tags: ['operations'], operationId, summary, description: `${description} Never cached. ${HEAD_NOTE}`, responses: { ...responses, ...TARGET_ERRORS } },
     options: preflightOperation(`${operationId}Preflight`, 'operations'),
@@ -288,7 +308,7 @@ function mcpPath(): Json {
     responses: {
       '405': {
         ...jsonRpcError('Method Not Allowed: the endpoint accepts POST only.', -32000, 'Method Not Allowed: this MCP endpoint accepts POST only'),
-        headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } },
+        headers: { Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` } },
       },
     },
   });
@@ -301,7 +321,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST, at most 64 KiB. No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; under 2025-03-26 and earlier (a request without `MCP-Protocol-Version` is taken to speak 2025-03-26) a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests. At most 64 KiB. No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -315,7 +335,7 @@ function mcpPath(): Json {
           name: 'MCP-Protocol-Version',
           in: 'header',
           required: false,
-          description: `The negotiated protocol version, sent on every request after \`initialize\`; an unsupported value → 400.`,
+          description: `The negotiated protocol version, sent on every request after \`initialize\`; absent → 2025-03-26 is assumed; an unsupported value → 400, whatever the body.`,
           schema: { type: 'string', examples: [MCP_PROTOCOL_VERSION] },
         },
       ],
@@ -323,7 +343,7 @@ function mcpPath(): Json {
         required: true,
         content: {
           'application/json': {
-            schema: ref.schema('JsonRpcRequest'),
+            schema: ref.schema('McpRequestBody'),
             examples: {
               initialize: {
                 value: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'example-client', version: '1.0.0' } } },
@@ -336,13 +356,13 @@ function mcpPath(): Json {
       },
       responses: {
         '200': {
-          description: 'The JSON-RPC response; a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
+          description: 'The JSON-RPC response (for a batch, an array of the responses to its requests, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
           headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' } },
-          content: { 'application/json': { schema: ref.schema('JsonRpcResponse') } },
+          content: { 'application/json': { schema: ref.schema('McpResponseBody') } },
         },
-        '202': { description: 'Accepted: the message was a notification or a response; no body.' },
+        '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
         '400': jsonRpcError(
-          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, unparseable JSON (-32700), a batch or a non-JSON-RPC body (-32600).',
+          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, or a batch under 2025-06-18 or later, empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600).',
           -32000,
           'Bad Request: Mcp-Session-Id header is required; send initialize first',
         ),
@@ -354,6 +374,23 @@ function mcpPath(): Json {
       },
     },
     get: notAllowed('mcpGetNotAllowed', 'No server-initiated stream'),
+    options: {
+      tags: ['mcp'],
+      operationId: 'mcpPreflight',
+      summary: 'CORS preflight',
+      description: "A browser's preflight before POST. An `Origin` that is not allowed gets 403, as on POST.",
+      responses: {
+        '204': {
+          description: 'No Content: POST may be sent with the MCP request headers.',
+          headers: {
+            Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` },
+            'Access-Control-Allow-Methods': { description: '`POST`', schema: { type: 'string' } },
+            'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
+          },
+        },
+        '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
+      },
+    },
     delete: notAllowed('mcpDeleteNotAllowed', 'No explicit session termination'),
   };
 }
@@ -425,12 +462,34 @@ function hubPath(urls: PublicUrls): Json {
       tags: ['websub'],
       operationId: 'webSubHubGetNotAllowed',
       summary: 'Not a subscription request',
-      description: 'Subscription requests are form-encoded POSTs; every other method gets 405.',
+      description: 'Subscription requests are form-encoded POSTs; every other method but the OPTIONS preflight gets 405.',
       responses: {
-        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: '`POST`' } }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
+        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: `\`${HUB_METHODS}\`` } }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
       },
     },
+    options: preflightOperation('webSubHubPreflight', 'websub', HUB_METHODS),
   };
+}
+
+/** A response as HEAD sends it: no body, so a shared one is resolved (its content cannot be dropped through a `$ref`). */
+function bodiless(response: Json): Json {
+  const shared = typeof response.$ref === 'string' ? RESPONSES[response.$ref.slice(RESPONSE_REF.length)] : undefined;
+  // A description beside the `$ref` overrides the shared one (OAS 3.1 Reference Object).
+  const { $ref: _ref, content: _content, ...withoutBody } = { ...shared, ...response };
+  return withoutBody;
+}
+
+/**
+ * HEAD, which node:http answers on every path that has a GET with the GET's status and headers and
+ * no body (RFC 9110 §9.3.2): derived from the GET, so the two cannot drift apart.
+ */
+function headOperation(get: Json): Json {
+  const responses = Object.fromEntries(Object.entries(get.responses as Record<string, Json>).map(([status, response]) => [status, bodiless(response)]));
+  return { ...get, operationId: `${String(get.operationId)}Head`, summary: `${String(get.summary)} (headers only)`, description: HEAD_NOTE, responses };
+}
+
+function withHead(paths: Record<string, Json>): Record<string, Json> {
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, item.get === undefined ? item : { ...item, head: headOperation(item.get as Json) }]));
 }
 
 /** The OpenAPI 3.1.0 document, generated from the same zod schemas the service validates with. */
@@ -448,7 +507,7 @@ export function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown> 
       { name: 'meta', description: 'Service description.' },
       { name: 'operations', description: 'Liveness and readiness probes.' },
     ],
-    paths: { ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls), ...probePaths() },
+    paths: withHead({ ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls), ...probePaths() }),
     components: components(urls),
   };
 }

@@ -18,8 +18,20 @@ export const JsonRpcRequest = z
   })
   .meta({
     id: 'JsonRpcRequest',
-    description: 'One JSON-RPC 2.0 message. Batches (JSON arrays) are rejected with 400, as MCP 2025-06-18 removed batching.',
+    description: 'One JSON-RPC 2.0 message.',
   });
+
+/** What a POST to /mcp carries: one message, or a batch under the MCP versions that have batches. */
+export const McpRequestBody = z
+  .union([
+    JsonRpcRequest,
+    z
+      .array(JsonRpcRequest)
+      .min(1)
+      .max(100)
+      .meta({ description: 'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching); never with initialize.' }),
+  ])
+  .meta({ id: 'McpRequestBody' });
 
 const JsonRpcError = z.strictObject({
   code: z.int().meta({ description: 'JSON-RPC error code, e.g. -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error.' }),
@@ -33,6 +45,9 @@ export const JsonRpcResponse = z
     z.strictObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId.nullable(), error: JsonRpcError }),
   ])
   .meta({ id: 'JsonRpcResponse', description: 'A JSON-RPC 2.0 result or error. Transport errors (bad headers, unknown session) carry `id: null`.' });
+
+/** What a 200 from /mcp carries: one response, or for a batch the responses to its requests, in order. */
+export const McpResponseBody = z.union([JsonRpcResponse, z.array(JsonRpcResponse).min(1)]).meta({ id: 'McpResponseBody' });
 
 /**
  * The WebSub subscription request. Its topic enum is built from BASE_URL, so it is made per call and

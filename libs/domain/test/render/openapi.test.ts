@@ -5,10 +5,23 @@ import formats from 'ajv-formats';
 import { buildOpenApiDocument, renderJsonFeed, searchParamsShape } from '@reviews/domain';
 import { sampleDocument, URLS } from './sample-document.js';
 
-type Operation = { parameters?: Array<{ name?: string; in?: string; required?: boolean; schema?: Record<string, unknown>; $ref?: string }>; responses: Record<string, unknown> };
-type Document = { openapi: string; info: { version: string }; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+/** The operation fields of an OAS 3.1 Path Item Object. */
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+type Method = (typeof HTTP_METHODS)[number];
 
-const SPEC_OPERATIONS: ReadonlyArray<readonly [string, string]> = [
+type Parameter = { name?: string; in?: string; required?: boolean; schema?: Record<string, unknown>; $ref?: string };
+type Response = { $ref?: string; description?: string; headers?: Record<string, unknown>; content?: Record<string, unknown> };
+type Operation = { operationId?: string; parameters?: Parameter[]; responses: Record<string, Response> };
+type PathItem = { parameters?: Parameter[] } & { [method in Method]?: Operation };
+type Document = {
+  openapi: string;
+  info: { version: string };
+  servers: Array<{ url: string }>;
+  paths: Record<string, PathItem>;
+  components: { schemas: Record<string, unknown>; parameters: Record<string, Parameter>; responses: Record<string, Response> };
+};
+
+const SPEC_OPERATIONS: ReadonlyArray<readonly [string, Method]> = [
   ['/reviews.json', 'get'],
   ['/insights.json', 'get'],
   ['/api/feed.json', 'get'],
@@ -41,6 +54,48 @@ describe('buildOpenApiDocument', () => {
     expect(doc.servers).toEqual([{ url: 'https://reviews.example.com' }]);
   });
 
+  it('resolves every path template: each {name} is an `in: path` parameter of the path item or of every operation, and no path parameter is missing from the template', () => {
+    // OAS 3.1 Path Templating; swagger-parser does not check it, openapi-spec-validator does.
+    const doc = build();
+    const pathParameterNames = (parameters: Parameter[] = []) =>
+      parameters
+        .map((parameter) => (parameter.$ref === undefined ? parameter : doc.components.parameters[parameter.$ref.replace('#/components/parameters/', '')]))
+        .filter((parameter) => parameter?.in === 'path')
+        .map((parameter) => parameter!.name);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      const template = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
+      for (const method of HTTP_METHODS) {
+        const operation = item[method];
+        if (operation === undefined) continue;
+        const declared = [...new Set([...pathParameterNames(item.parameters), ...pathParameterNames(operation.parameters)])].sort();
+        expect([path, method, declared]).toEqual([path, method, template]);
+      }
+    }
+  });
+
+  it('declares HEAD beside every GET: its parameters, statuses and headers, no body, an operationId of its own', () => {
+    const doc = build();
+    const resolve = (response: Response): Response =>
+      response.$ref === undefined ? response : { ...doc.components.responses[response.$ref.replace('#/components/responses/', '')], ...(response.description === undefined ? {} : { description: response.description }) };
+    const operationIds: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of HTTP_METHODS) if (item[method]?.operationId !== undefined) operationIds.push(item[method].operationId);
+      const { get, head } = item;
+      if (get === undefined) {
+        expect([path, head]).toEqual([path, undefined]);
+        continue;
+      }
+      expect([path, head?.parameters]).toEqual([path, get.parameters]);
+      expect([path, Object.keys(head?.responses ?? {})]).toEqual([path, Object.keys(get.responses)]);
+      for (const [status, response] of Object.entries(get.responses)) {
+        const headResponse = resolve(head!.responses[status]!);
+        expect([path, status, headResponse.headers, headResponse.content]).toEqual([path, status, resolve(response).headers, undefined]);
+      }
+    }
+    expect(operationIds.length).toBeGreaterThan(Object.keys(doc.paths).length);
+    expect(new Set(operationIds).size).toBe(operationIds.length);
+  });
+
   it('documents every endpoint of the interface spec', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
@@ -50,7 +105,7 @@ describe('buildOpenApiDocument', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
-      const takesParameters = (operation.parameters ?? []).some((parameter) => parameter.in === 'query' || parameter.in === 'path');
+      const takesParameters = [...(paths[path]?.parameters ?? []), ...(operation.parameters ?? [])].some((parameter) => parameter.in === 'query' || parameter.in === 'path');
       expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '400', '404', '412', '414', '431', '503']);
       expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
       expect(Object.keys((paths[path]?.options as Operation).responses)).toEqual(['204']);
@@ -71,8 +126,8 @@ describe('buildOpenApiDocument', () => {
     expect(byName.min_rating).toMatchObject({ type: 'number', minimum: 1, maximum: 5 });
     expect(byName.since).toMatchObject({ type: 'string', format: 'date' });
     expect(byName.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
-    const since = build().paths['/api/reviews/since/{date}']?.get as Operation;
-    expect(since.parameters?.[0]).toMatchObject({ name: 'date', in: 'path', required: true, schema: { type: 'string', format: 'date' } });
+    const since = build().paths['/api/reviews/since/{date}'];
+    expect(since?.parameters).toEqual([expect.objectContaining({ name: 'date', in: 'path', required: true, schema: expect.objectContaining({ type: 'string', format: 'date' }) })]);
   });
 
   it('describes the documents the service really serves', () => {
