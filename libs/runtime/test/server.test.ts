@@ -26,16 +26,27 @@ async function listen(...args: Parameters<typeof createHttpServer>): Promise<num
 
 /** One request written as raw bytes (so any target can be sent as is); the response is parsed just enough to assert on. */
 function exchange(port: number, requestLine: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  return rawExchange(port, `${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`).then((responses) => responses[0]!);
+}
+
+/** Raw bytes in, every response the server wrote on the connection out (it closes the connection). */
+function rawExchange(port: number, raw: string): Promise<Array<{ status: number; headers: Record<string, string>; body: string }>> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
     let data = '';
     socket.on('data', (chunk) => (data += chunk.toString('latin1')));
     socket.on('error', reject);
     socket.on('end', () => {
-      const [head = '', body = ''] = data.split('\r\n\r\n');
-      const [statusLine = '', ...fields] = head.split('\r\n');
-      const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+      const responses = [];
+      while (data.startsWith('HTTP/')) {
+        const headEnd = data.indexOf('\r\n\r\n');
+        const [statusLine = '', ...fields] = data.slice(0, headEnd).split('\r\n');
+        const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
+        const length = Number(headers['content-length'] ?? 0);
+        responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: data.slice(headEnd + 4, headEnd + 4 + length) });
+        data = data.slice(headEnd + 4 + length);
+      }
+      resolve(responses);
     });
   });
 }
@@ -100,5 +111,51 @@ describe('createHttpServer: OPTIONS * (RFC 9110 §9.3.7)', () => {
     const res = await exchange(port, 'OPTIONS *');
     expect(res.status).toBe(204);
     expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS, POST');
+  });
+});
+
+describe('createHttpServer: what node:http lets through or refuses bare (RFC 9110, RFC 9112)', () => {
+  const statuses = (responses: Array<{ status: number; body: string }>) => responses.map(({ status, body }) => [status, (JSON.parse(body) as { error: string }).error]);
+
+  it.each([
+    ['HTTP/2.0 on a text connection', 'GET /x HTTP/2.0\r\nHost: x\r\n\r\n'],
+    ['a request line without a version (HTTP/0.9)', 'GET /x\r\nHost: x\r\n\r\n'],
+    ['HTTP/1.2', 'GET /x HTTP/1.2\r\nHost: x\r\n\r\n'],
+  ])('answers %s with one 505 envelope, never serving it', async (_case, raw) => {
+    const port = await listen(echo);
+    expect(statuses(await rawExchange(port, raw))).toEqual([[505, 'http_version_not_supported']]);
+    expect(seen).toEqual([]);
+  });
+
+  it('answers a request line ending in a bare LF with 400, not 505: the line is malformed, not of another version', async () => {
+    const port = await listen(echo);
+    const [res] = await rawExchange(port, 'GET /x HTTP/1.1\nHost: x\n\n');
+    expect([res!.status, JSON.parse(res!.body)]).toEqual([400, { error: 'bad_request', message: expect.stringContaining('request line') }]);
+  });
+
+  it('answers an Expect it does not meet with the 417 envelope instead of a bare status line', async () => {
+    const port = await listen(echo);
+    const [res] = await rawExchange(port, 'GET /x HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n');
+    expect(res!.status).toBe(417);
+    expect(res!.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(res!.body)).toEqual({ error: 'expectation_failed', message: expect.stringContaining('100-continue') });
+    expect(seen).toEqual([]);
+  });
+
+  it.each(['identity', 'gzip', 'chunked, gzip'])('answers Transfer-Encoding: %s with exactly one 400 and closes: the length cannot be determined (RFC 9112 §6.1)', async (coding) => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, `GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ${coding}\r\n\r\n`);
+    expect(statuses(responses)).toEqual([[400, 'bad_request']]);
+    expect(responses[0]!.headers['connection']).toBe('close');
+    expect(seen).toEqual([]);
+  });
+
+  it('still serves a chunked request body and keeps the connection', async () => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, 'GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(responses.map(({ status, body }) => [status, body])).toEqual([
+      [200, 'ok'],
+      [200, 'ok'],
+    ]);
   });
 });

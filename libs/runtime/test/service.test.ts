@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createHttpServer, createMetrics, startHttpService, withProbes, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
+import { createHttpServer, createMetrics, observeRequest, startHttpService, withProbes, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
+import { waitFor } from '../../../test/support/eventually.js';
 
 const logger = pino({ level: 'silent' });
 const notReady: Readiness = { ready: false, version: null, publishedAt: null, source: { connected: false, detail: 'cannot read x: ENOENT' }, lastRejection: 'dataset v1 refused (invalid_json): oops' };
@@ -179,6 +180,23 @@ describe('startHttpService', () => {
       expect(answer).toContain('Access-Control-Allow-Origin: *');
       expect(answer).toContain(`"error":"${error}"`);
     }
+  });
+
+  it('records a request whose client left before the response as 499, not as the 200 it never got', async () => {
+    let arrived = false;
+    let metrics: ReturnType<typeof createMetrics> | null = null;
+    const neverAnswers: RequestHandler = (req, res) => {
+      observeRequest(metrics!, 'test', req, res, '/slow', logger);
+      arrived = true;
+    };
+    const started = await start(neverAnswers);
+    metrics = started.metrics;
+    const socket = connect(Number(new URL(started.service.url).port), '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+    await waitFor(() => arrived, 5000, 'the request');
+    socket.destroy();
+    const series = 'http_request_duration_seconds_count{service="test",method="GET",route="/slow",status_code=';
+    await waitFor(async () => (await metrics!.registry.metrics()).includes(`${series}"499"} 1`), 5000, 'the aborted request recorded');
+    expect(await metrics.registry.metrics()).not.toContain(`${series}"200"}`);
   });
 
   it('shutdown stops accepting, finishes in-flight requests, then runs close hooks in reverse order', async () => {

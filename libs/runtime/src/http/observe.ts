@@ -81,18 +81,27 @@ function logRequest(logger: Logger, span: Span | undefined, [, method, route]: R
   else logger.info({ method, route, status, duration_ms: seconds * 1000 }, 'request');
 }
 
+/**
+ * The status of a response the client did not wait for (the connection closed before it was sent):
+ * nginx's "client closed request", so an aborted request is neither counted as the 200 that
+ * `statusCode` still holds nor as a server error.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /** One shared listener for `finish` and `close` (no closure per request); the first one records. */
 function record(this: Observed): void {
   const series = this[SERIES];
   if (series === null) return;
   this[SERIES] = null;
   const seconds = (performance.now() - this[STARTED]) / 1000;
-  series.observe(this.statusCode, seconds);
+  const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED_REQUEST;
+  series.observe(status, seconds);
   const logger = this[LOGGER];
   const span = requestSpan(this);
-  if (logger !== null) logRequest(logger, span, series.labels, this.statusCode, seconds);
+  if (logger !== null) logRequest(logger, span, series.labels, status, seconds);
   if (span?.isRecording()) {
-    span.setAttribute('http.response.status_code', this.statusCode);
+    // The attribute is the status sent (OpenTelemetry HTTP conventions): none when the client left first.
+    if (status !== CLIENT_CLOSED_REQUEST) span.setAttribute('http.response.status_code', status);
     span.end();
   }
 }

@@ -11,13 +11,18 @@ export const MAX_URL_LENGTH = 8 * 1024;
 
 type ClientError = readonly [status: number, reason: string, code: string, message: string];
 
+const VERSION_NOT_SERVED_MESSAGE = 'Only HTTP/1.0 and HTTP/1.1 are served.';
+
 const CLIENT_ERRORS: Record<string, ClientError> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers exceed 16 KiB.'],
   HPE_INVALID_METHOD: [501, 'Not Implemented', 'not_implemented', 'The request method is not one this server implements.'],
-  HPE_INVALID_VERSION: [505, 'HTTP Version Not Supported', 'http_version_not_supported', 'Only HTTP/1.0 and HTTP/1.1 are served.'],
+  HPE_INVALID_VERSION: [505, 'HTTP Version Not Supported', 'http_version_not_supported', VERSION_NOT_SERVED_MESSAGE],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request took too long to arrive.'],
   default: [400, 'Bad Request', 'bad_request', 'The request could not be parsed.'],
 };
+const MALFORMED_REQUEST_LINE: ClientError = [400, 'Bad Request', 'bad_request', 'The request line is malformed: expected `METHOD target HTTP/1.1` ending in CRLF.'];
+/** RFC 9112 §6.1: without chunked as the final coding a request's body length cannot be known. */
+const CHUNKED_LAST = /(?:^|,)[\t ]*chunked[\t ]*$/i;
 const URI_TOO_LONG_MESSAGE = `The request target exceeds ${MAX_URL_LENGTH} characters.`;
 const URI_TOO_LONG: ClientError = [414, 'URI Too Long', 'uri_too_long', URI_TOO_LONG_MESSAGE];
 const NOT_A_PROXY: ClientError = [501, 'Not Implemented', 'not_implemented', 'CONNECT is not implemented: this is an origin server, not a proxy.'];
@@ -30,6 +35,23 @@ function overflowedOnTarget(packet: Buffer | undefined): boolean {
   if (packet === undefined) return false;
   const lineEnd = packet.indexOf('\r\n');
   return /^[A-Z]+ /.test(packet.toString('latin1', 0, 16)) && (lineEnd === -1 || lineEnd > MAX_URL_LENGTH);
+}
+
+/**
+ * node:http reports every unparsable request line as an invalid version. Only a well-formed line
+ * naming a version it does not take (HTTP/1.2, HTTP/3.0) is a 505 (RFC 9110 §15.6.6); a line
+ * ending in a bare LF, or missing its version, is a malformed request (400).
+ */
+function namesAnotherVersion(packet: Buffer | undefined): boolean {
+  if (packet === undefined) return false;
+  const lineEnd = packet.indexOf('\n');
+  return lineEnd !== -1 && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/\d\.\d\r$/.test(packet.toString('latin1', 0, lineEnd));
+}
+
+function clientErrorFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): ClientError {
+  if (error.code === 'HPE_HEADER_OVERFLOW' && overflowedOnTarget(error.rawPacket)) return URI_TOO_LONG;
+  if (error.code === 'HPE_INVALID_VERSION' && !namesAnotherVersion(error.rawPacket)) return MALFORMED_REQUEST_LINE;
+  return CLIENT_ERRORS[error.code ?? ''] ?? CLIENT_ERRORS.default!;
 }
 
 /**
@@ -52,6 +74,8 @@ function rawErrorResponse([status, reason, code, message]: ClientError): string 
  */
 export function createHttpServer(handler: RequestHandler, observeRefused?: RequestHandler, allow: string = READ_METHODS): Server {
   const lastValidHost = { value: '' };
+  /** Connections whose request was refused here for its framing: the parser's own error on it comes too, and must not answer twice. */
+  const framingRefused = new WeakSet<Duplex>();
   // Refusals here never reach a route; they are still requests an operator should see.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string): void => {
     observeRefused?.(req, res);
@@ -67,6 +91,18 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
       requireHostHeader: false,
     },
     (req, res) => {
+      // llhttp takes HTTP/2.0 and a version-less (HTTP/0.9) line as requests.
+      if (req.httpVersionMajor !== 1) {
+        refuse(req, res, 505, 'http_version_not_supported', VERSION_NOT_SERVED_MESSAGE);
+        return;
+      }
+      const transferEncoding = req.headers['transfer-encoding'];
+      if (transferEncoding !== undefined && !CHUNKED_LAST.test(transferEncoding)) {
+        framingRefused.add(req.socket);
+        res.setHeader('Connection', 'close');
+        refuse(req, res, 400, 'bad_request', 'Transfer-Encoding must end in chunked (RFC 9112 §6.1): the length of this request cannot be determined.');
+        return;
+      }
       const url = req.url ?? '/';
       if (url.length > MAX_URL_LENGTH) {
         refuse(req, res, 414, 'uri_too_long', URI_TOO_LONG_MESSAGE);
@@ -99,8 +135,15 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
   // JSON envelope instead of Node's bare status line.
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
     if (!socket.writable) return;
-    const known = error.code === 'HPE_HEADER_OVERFLOW' && overflowedOnTarget(error.rawPacket) ? URI_TOO_LONG : CLIENT_ERRORS[error.code ?? ''];
-    socket.end(rawErrorResponse(known ?? CLIENT_ERRORS.default!));
+    if (framingRefused.has(socket)) {
+      socket.end();
+      return;
+    }
+    socket.end(rawErrorResponse(clientErrorFor(error)));
+  });
+  // Node's own answer to an Expect it does not meet is a bare 417 without a body.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    refuse(req, res, 417, 'expectation_failed', 'Only "Expect: 100-continue" is understood.');
   });
   // Without a listener node:http drops a CONNECT request's socket without a word.
   server.on('connect', (_req, socket: Duplex) => {
