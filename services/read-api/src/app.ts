@@ -52,7 +52,10 @@ const SINCE_ROUTE = '/api/reviews/since/:date';
 /** Query string -> name: value(s); a repeated name keeps every value so the parser can refuse it. */
 function groupQuery(query: string): RawQuery {
   const grouped: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  for (const [name, value] of new URLSearchParams(query)) (grouped[name] ??= []).push(value);
+  // URLSearchParams drops a leading "?" as the query's own delimiter; this query was split off after
+  // its delimiter, so a "?" still at its start belongs to the first name (`??rating=5` names "?rating").
+  // A leading "&" adds only an empty pair, which URLSearchParams skips.
+  for (const [name, value] of new URLSearchParams(query.startsWith('?') ? `&${query}` : query)) (grouped[name] ??= []).push(value);
   return grouped;
 }
 

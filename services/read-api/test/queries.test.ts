@@ -132,6 +132,7 @@ describe('GET /api/reviews/search', () => {
     [`query=${'a'.repeat(201)}`, 'query'],
     ['colour=blue', 'colour'],
     ['rating=5&rating=4', 'rating'],
+    ['?rating=5', '?rating'],
   ])('%s -> 400 with an issue naming %s', async (query, parameter) => {
     const body = expectEnvelope(await request(url).get(`/api/reviews/search?${query}`), 400);
     expect(body.issues?.length).toBeGreaterThan(0);
