@@ -1,7 +1,7 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { RpcErrorResponse } from './http-rules.js';
+import { rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
 
 // JSON-RPC batches, which MCP 2025-03-26 (basic/transports) says a server MUST accept and 2025-06-18 removed.
 // They are not handed to the SDK's HTTP transport, which would answer a batch holding one request with a bare
@@ -13,35 +13,47 @@ export const MAX_BATCH_MESSAGES = 100;
 
 export type BatchResponse = JSONRPCResponse | RpcErrorResponse;
 
-/** The messages of a batch, or why the whole batch is refused (400 -32600, like a single body that is no message). */
-export function parseBatch(body: readonly unknown[]): { readonly messages: JSONRPCMessage[] } | { readonly refusal: string } {
+/** An element of a batch: a JSON-RPC message, or the Invalid Request response JSON-RPC 2.0 §6 gives an element that is none. */
+export type BatchElement = { readonly message: JSONRPCMessage } | { readonly invalid: RpcErrorResponse };
+
+/**
+ * The elements of a batch, or why the whole batch is refused (400 -32600, like a single body that is no message).
+ * An element that is no message is answered on its own and the others still are (JSON-RPC 2.0 §6); only what
+ * is wrong with the batch as a whole refuses it.
+ */
+export function parseBatch(body: readonly unknown[]): { readonly elements: BatchElement[] } | { readonly refusal: string } {
+  // JSON-RPC 2.0 §6: an empty array is no batch and gets a single Invalid Request response, not an array; a 400,
+  // as every other body that is no message.
   if (body.length === 0) return { refusal: 'Invalid Request: the batch is empty' };
   if (body.length > MAX_BATCH_MESSAGES) return { refusal: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` };
-  const messages: JSONRPCMessage[] = [];
-  for (const element of body) {
+  const elements = body.map((element, index): BatchElement => {
     const parsed = JSONRPCMessageSchema.safeParse(element);
-    if (!parsed.success) return { refusal: 'Invalid Request: every element of the batch must be a JSON-RPC 2.0 request, notification or response' };
-    messages.push(parsed.data);
-  }
+    if (parsed.success) return { message: parsed.data };
+    // JSON-RPC 2.0 §5: the response to an Invalid Request has id null, whatever id the element may hold.
+    return { invalid: rpcErrorResponse(-32600, `Invalid Request: the batch element at index ${index} is not a JSON-RPC 2.0 request, notification or response`, null) };
+  });
+  const messages = elements.flatMap((element) => ('message' in element ? [element.message] : []));
   // MCP 2025-03-26 basic/lifecycle: "The initialization request MUST NOT be part of a JSON-RPC batch".
   if (messages.some((message) => 'method' in message && message.method === 'initialize')) {
     return { refusal: 'Invalid Request: initialize must not be part of a batch; send it alone' };
   }
-  // MCP 2025-03-26 basic/transports: a batch holds requests and notifications, or responses only.
+  // MCP 2025-03-26 basic/transports: a POST body MUST be one message, a batch of requests and notifications, or
+  // a batch of responses; a batch mixing them is none of these.
   const responses = messages.filter((message) => !('method' in message)).length;
   if (responses > 0 && responses < messages.length) return { refusal: 'Invalid Request: a batch holds requests and notifications, or responses, never both' };
-  return { messages };
+  return { elements };
 }
 
 /**
- * The responses to the requests of a batch, in their order, from `server` (connected here; the caller closes it).
+ * The responses to the requests and invalid elements of a batch, in their order, from `server` (connected here;
+ * the caller closes it).
  * `own` gives the gateway's own answer to a request, which then never reaches the server; `observe` sees each
  * answer the server gives. Messages go to the server one at a time, each request answered before the next
  * message, so a cancellation later in the batch finds nothing left to cancel and every request gets its response.
  */
 export async function answerBatch(
   server: McpServer,
-  messages: readonly JSONRPCMessage[],
+  elements: readonly BatchElement[],
   own: (request: JSONRPCRequest) => RpcErrorResponse | null,
   observe: (request: JSONRPCRequest, response: JSONRPCResponse) => void,
 ): Promise<BatchResponse[]> {
@@ -53,7 +65,12 @@ export async function answerBatch(
   await server.connect(serverSide);
 
   const responses: BatchResponse[] = [];
-  for (const message of messages) {
+  for (const element of elements) {
+    if ('invalid' in element) {
+      responses.push(element.invalid);
+      continue;
+    }
+    const { message } = element;
     if (!isJSONRPCRequest(message)) {
       await client.send(message);
       continue;

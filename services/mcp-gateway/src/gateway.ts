@@ -19,10 +19,12 @@ import {
   rpcErrorResponse,
   sendJson,
   unsupportedVersionMessage,
+  type BodyError,
   type RpcErrorResponse,
 } from './http-rules.js';
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
+import { promptProblem } from './prompts.js';
 import { buildMcpServer } from './server.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
@@ -116,30 +118,38 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
 
   /**
    * The gateway's answer to a request it checks before the SDK, else null: params that do not fit the method
-   * (invalidParams), or an unknown tool. MCP 2025-06-18 server/tools "Error Handling" makes the latter a protocol
-   * error (-32602), which the SDK would answer as an isError result. Invalid arguments stay isError results a
-   * model can correct.
+   * (invalidParams), an unknown tool, or a prompts/get the prompt's rules refuse (promptProblem). MCP 2025-06-18
+   * server/tools "Error Handling" makes an unknown tool a protocol error (-32602), which the SDK would answer as
+   * an isError result. Invalid tool arguments stay isError results a model can correct. Names are looked up
+   * here, in the gateway's own lists: the SDK's plain-object lookup finds `constructor` or `__proto__`.
    */
   function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | null {
     const badParams = invalidParams(request);
     if (badParams !== null) return rpcErrorResponse(-32602, badParams, request.id);
-    const toolName = request.method === 'tools/call' ? request.params?.['name'] : undefined;
-    if (typeof toolName !== 'string' || KNOWN_TOOLS.has(toolName)) return null;
+    // invalidParams has checked that tools/call and prompts/get name a string.
+    const name = request.params?.['name'];
+    if (typeof name !== 'string') return null;
+    if (request.method === 'prompts/get') {
+      const problem = promptProblem(name, request.params?.['arguments']);
+      return problem === null ? null : rpcErrorResponse(-32602, problem, request.id);
+    }
+    if (request.method !== 'tools/call' || KNOWN_TOOLS.has(name)) return null;
     gatewayMetrics.toolCalls.inc({ tool: 'unknown', outcome: 'error' });
-    return rpcErrorResponse(-32602, `Unknown tool: ${toolName}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, request.id);
+    return rpcErrorResponse(-32602, `Unknown tool: ${name}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, request.id);
   }
 
   async function serveBatch(req: Request, res: Response, body: readonly unknown[]): Promise<void> {
-    const batch = parseBatch(body);
-    if ('refusal' in batch) return rpcError(res, 400, -32600, batch.refusal);
     const version = admit(req, res, null);
     if (version === null) return;
+    // Before looking at the elements: under a version without batches, any array is refused as a batch.
     if (!allowsBatches(version)) {
       return rpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not supported in MCP ${version} (removed in 2025-06-18); send one message per POST`);
     }
+    const batch = parseBatch(body);
+    if ('refusal' in batch) return rpcError(res, 400, -32600, batch.refusal);
     const server = buildMcpServer(snapshots.current(), urls);
     try {
-      const responses = await answerBatch(server, batch.messages, ownAnswer, (request, response) => toolCallObserver(request, gatewayMetrics)(response));
+      const responses = await answerBatch(server, batch.elements, ownAnswer, (request, response) => toolCallObserver(request, gatewayMetrics)(response));
       if (responses.length > 0) return sendJson(res, 200, responses);
       // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
       res.statusCode = 202;
@@ -231,9 +241,9 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   app.use((_req: Request, res: Response) => sendNotFound(res));
 
   // Body-parser failures arrive here; answer them as JSON-RPC errors, never express's HTML page.
-  app.use((error: { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
+  app.use((error: BodyError, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
-    answerBodyError(error, res, logger);
+    answerBodyError(error, req, res, logger);
   });
 
   const sdkPath: RequestHandler = (req, res) => void app(req, res);

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
 import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
@@ -131,11 +131,39 @@ export function exposeToOrigin(res: ServerResponse, origin: string): void {
   res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
 }
 
-/** Body-parser failures as JSON-RPC errors, never express's HTML page. */
-export function answerBodyError(error: { type?: string; status?: number }, res: ServerResponse, logger: Logger): void {
-  if (error.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
-  if (error.type === 'entity.too.large') return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+/** What body-parser passes on when it cannot read a body (an http-errors error; `charset`/`encoding` name the culprit). */
+export interface BodyError {
+  readonly type?: string;
+  readonly status?: number;
+  readonly charset?: string;
+  readonly encoding?: string;
+}
+
+/** The content codings body-parser decodes (zstd since Node 23.8; the service needs Node 24). */
+const CONTENT_CODINGS = 'gzip, deflate, br, zstd or identity';
+
+/**
+ * Body-parser failures as JSON-RPC errors, never express's HTML page, each message led by its status's reason
+ * phrase and saying what to send instead, never body-parser's internal error codes.
+ */
+export function answerBodyError(error: BodyError, req: IncomingMessage, res: ServerResponse, logger: Logger): void {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+    case 'entity.too.large':
+      return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+    case 'charset.unsupported':
+      return rpcError(res, 415, -32000, `Unsupported Media Type: charset ${error.charset} is not supported; send UTF-8 JSON`);
+    case 'encoding.unsupported':
+      return rpcError(res, 415, -32000, `Unsupported Media Type: Content-Encoding ${error.encoding} is not supported (${CONTENT_CODINGS})`);
+  }
   const status = error.status !== undefined && error.status >= 400 && error.status < 500 ? error.status : 500;
-  if (status === 500) logger.error({ err: error }, 'MCP request failed');
-  rpcError(res, status, status === 500 ? -32603 : -32600, status === 500 ? 'Internal error' : `Bad Request: ${error.type ?? 'unreadable body'}`);
+  const coding = req.headers['content-encoding']?.toLowerCase() ?? 'identity';
+  // Only the decompression stream fails without a type (body-parser passes zlib's error on as a 400).
+  if (error.type === undefined && status === 400 && coding !== 'identity') return rpcError(res, 400, -32000, `Bad Request: the body is not valid ${coding}`);
+  if (status === 500) {
+    logger.error({ err: error }, 'MCP request failed');
+    return rpcError(res, 500, -32603, 'Internal error');
+  }
+  rpcError(res, status, -32000, `${STATUS_CODES[status] ?? 'Bad Request'}: the body could not be read`);
 }

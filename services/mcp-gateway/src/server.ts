@@ -1,8 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { IsoDate, JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
+import { JSON_CONTENT_TYPE, type PublicUrls, type Snapshot, type SnapshotRepresentations } from '@reviews/domain';
 import { withSyncSpan } from '@reviews/runtime';
+import { PROMPTS } from './prompts.js';
 import { TOOLS, type ToolDefinition, type ToolOutcome } from './tools.js';
 
 export const SERVER_NAME = 'reviews';
@@ -90,29 +91,9 @@ export function buildMcpServer(snapshot: Snapshot | null, urls: PublicUrls): Mcp
     );
   }
 
-  server.registerPrompt(
-    'review_digest',
-    {
-      title: 'Review digest for a period',
-      description: 'Asks the model to summarise the reviews of a period for the funeral home team: volume, rating, praise, complaints, staff mentioned, follow-ups.',
-      argsSchema: {
-        since: IsoDate.describe('First day of the period, YYYY-MM-DD.'),
-        until: IsoDate.optional().describe('Last day of the period, YYYY-MM-DD; defaults to today.'),
-      },
-    },
-    ({ since, until }) => {
-      const window = until === undefined ? `{"since":"${since}","limit":100}` : `{"since":"${since}","until":"${until}","limit":100}`;
-      const subject = snapshot ? snapshot.reviewsDocument.business.name : 'the funeral home';
-      const text = [
-        `Write a digest of the reviews of ${subject} dated from ${since} to ${until ?? 'today'}, for the funeral home's team.`,
-        `Call search_reviews with ${window}; if "matched" exceeds "returned", repeat with narrower date windows so every review is read.`,
-        'Call get_insights_overview for context, and get_aspect_sentiment or get_technician for anything that stands out.',
-        'Cover: number of reviews and average rating in the period; what families praised; every complaint or problem, with its review id; staff members named; suggested follow-ups.',
-        'Quote reviewers only verbatim and sparingly. If the period has no reviews, say so.',
-      ].join('\n');
-      return { description: `Review digest from ${since} to ${until ?? 'today'}`, messages: [{ role: 'user', content: { type: 'text', text } }] };
-    },
-  );
+  for (const prompt of PROMPTS) {
+    server.registerPrompt(prompt.name, { title: prompt.title, description: prompt.description, argsSchema: prompt.shape }, (args) => prompt.render(snapshot, args as never));
+  }
 
   // Resources are served by low-level handlers: McpServer answers an unknown URI with -32602, MCP says -32002.
   server.server.registerCapabilities({ resources: {} });

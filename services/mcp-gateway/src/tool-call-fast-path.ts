@@ -3,7 +3,7 @@ import { CallToolResultSchema, isJSONRPCRequest, JSONRPCMessageSchema } from '@m
 import type { Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
-import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, parseJsonBody, requestProtocolVersion } from './http-rules.js';
+import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, parseJsonBody, requestProtocolVersion, type BodyError } from './http-rules.js';
 import type { GatewayMetrics } from './metrics.js';
 import { inToolSpan, runTool } from './server.js';
 import type { SessionIds } from './session-id.js';
@@ -131,7 +131,7 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     parseJsonBody(req, res, (error?: unknown) => {
       if (error !== undefined) {
         if (req.headers.origin !== undefined) exposeToOrigin(res, req.headers.origin);
-        return answerBodyError(error as { type?: string; status?: number }, res, logger);
+        return answerBodyError(error as BodyError, req, res, logger);
       }
       let answered: boolean;
       try {

@@ -87,8 +87,10 @@ export async function connectClient(url: string, sessionId?: string): Promise<Co
   return { client, transport };
 }
 
+/** POSTs `body` as is when it is text or bytes, else as JSON. */
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: unknown; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const payload = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
+  const response = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: payload });
   const text = await response.text();
   let json: unknown = undefined;
   try {

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
 import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, startGateway, type RunningGateway } from './helpers.js';
@@ -138,6 +139,36 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) }, id: null });
   });
 
+  describe('bodies it cannot read', () => {
+    const json = JSON.stringify(toolsList);
+
+    // Each message names the status it comes with and what to send instead, never a body-parser error code.
+    it.each([
+      ['a charset other than UTF-8', json, { 'Content-Type': 'application/json; charset=latin1' }, 415, -32000, 'Unsupported Media Type: charset latin1 is not supported; send UTF-8 JSON'],
+      ['an unknown UTF- charset', json, { 'Content-Type': 'application/json; charset=utf-99' }, 415, -32000, 'Unsupported Media Type: charset utf-99 is not supported; send UTF-8 JSON'],
+      ['an unknown Content-Encoding', json, { 'Content-Encoding': 'bogus' }, 415, -32000, 'Unsupported Media Type: Content-Encoding bogus is not supported (gzip, deflate, br, zstd or identity)'],
+      ['a body marked gzip that is not gzip', json, { 'Content-Encoding': 'gzip' }, 400, -32000, 'Bad Request: the body is not valid gzip'],
+      ['a truncated gzip body', gzipSync(json).subarray(0, 12), { 'Content-Encoding': 'gzip' }, 400, -32000, 'Bad Request: the body is not valid gzip'],
+      ['a body marked br that is not br', json, { 'Content-Encoding': 'br' }, 400, -32000, 'Bad Request: the body is not valid br'],
+    ])('answers %s with a JSON-RPC error naming it', async (_label, body, headers, status, code, message) => {
+      const response = await post(gateway.url, body, { ...session(), ...headers });
+      expect(response.status).toBe(status);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.json).toEqual({ jsonrpc: '2.0', error: { code, message }, id: null });
+    });
+
+    it.each([
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+      ['zstd', zstdCompressSync],
+    ])('reads a body in %s, a coding the 415 lists', async (coding, compress) => {
+      const response = await post(gateway.url, compress(json), { ...session(), 'Content-Encoding': coding });
+      expect(response.status).toBe(200);
+      expect(response.json).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
+    });
+  });
+
   it('answers params that do not fit the method with -32602 Invalid params naming the field (JSON-RPC 2.0), not -32603', async () => {
     for (const params of [{ arguments: {} }, { name: 'search_reviews', arguments: 'rating=5' }]) {
       const response = await post(gateway.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params }, session());
@@ -213,17 +244,50 @@ describe('POST /mcp HTTP rules', () => {
       expect(await count('unknown', 'error')).toBe(unknown + 1);
     });
 
-    it.each(['2025-06-18', '2025-11-25'])('refuses a batch under %s with 400 -32600', async (version) => {
-      const response = await post(gateway.url, [toolsList, { ...toolsList, id: 3 }], speaking(version));
-      expect(response.status).toBe(400);
-      expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('batches are not supported') }, id: null });
+    // JSON-RPC 2.0 §6: each element that is no valid message gets its own Invalid Request response, id null.
+    const invalidElement = (index: number) => ({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(new RegExp(`^Invalid Request: .*\\bindex ${index}\\b`)) }, id: null });
+
+    it('answers each element that is no JSON-RPC message with its own Invalid Request and still answers the others, in order', async () => {
+      const getFaq = { jsonrpc: '2.0', id: 'faq', method: 'tools/call', params: { name: 'get_faq', arguments: {} } };
+      const response = await post(gateway.url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, 5, {}, getFaq, { jsonrpc: '2.0', id: 9, method: 'reviews/delete' }], speaking('2025-03-26'));
+      expect(response.status).toBe(200);
+      expect(response.json).toEqual([
+        { jsonrpc: '2.0', id: 1, result: {} },
+        invalidElement(1),
+        invalidElement(2),
+        { jsonrpc: '2.0', id: 'faq', result: expect.objectContaining({ structuredContent: { faq: expect.any(Array) } }) },
+        { jsonrpc: '2.0', id: 9, error: expect.objectContaining({ code: -32601 }) },
+      ]);
     });
 
+    it.each([
+      ['only invalid elements (the JSON-RPC 2.0 example [1,2,3])', [1, 2, 3], [invalidElement(0), invalidElement(1), invalidElement(2)]],
+      ['a nested array', [[toolsList]], [invalidElement(0)]],
+      ['notifications and an invalid element', [initialized, 'ping'], [invalidElement(1)]],
+    ])('answers a batch of %s with 200 and an array of the Invalid Request responses', async (_label, body, expected) => {
+      const response = await post(gateway.url, body, speaking(null));
+      expect(response.status).toBe(200);
+      expect(response.json).toEqual(expected);
+    });
+
+    it.each([
+      ['2025-06-18', 'of requests', [toolsList, { ...toolsList, id: 3 }]],
+      ['2025-11-25', 'of requests', [toolsList, { ...toolsList, id: 3 }]],
+      ['2025-06-18', 'holding a nested array', [[toolsList]]],
+      ['2025-06-18', 'of invalid elements', [5, {}]],
+      ['2025-06-18', 'that is empty', []],
+    ])('refuses a batch under %s %s with 400 -32600, before looking at its elements', async (version, _label, body) => {
+      const response = await post(gateway.url, body, speaking(version));
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining(`batches are not supported in MCP ${version}`) }, id: null });
+    });
+
+    // Rules of the batch as a whole, not of one element. An empty array is no batch at all: JSON-RPC 2.0 §6
+    // answers it with one Invalid Request object, not an array.
     it.each([
       ['an empty batch', []],
       ['initialize alone in a batch (MCP 2025-03-26 basic/lifecycle)', [initializeBody()]],
       ['initialize with another message in a batch', [initializeBody(), initialized]],
-      ['an element that is no JSON-RPC message', [toolsList, { hello: 'world' }]],
       ['requests mixed with responses', [toolsList, { jsonrpc: '2.0', id: 1, result: {} }]],
       ['more than 100 messages', Array.from({ length: 101 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' }))],
     ])('refuses %s with 400 -32600', async (_label, body) => {

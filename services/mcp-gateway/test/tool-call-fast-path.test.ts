@@ -19,7 +19,7 @@ interface RawAnswer {
 }
 
 /** A raw POST /mcp, so header order and case and the exact body bytes can be compared. */
-async function rawPost(url: string, body: string, headers: Record<string, string>): Promise<RawAnswer> {
+async function rawPost(url: string, body: string | Buffer, headers: Record<string, string>): Promise<RawAnswer> {
   const req = request(url, { method: 'POST', headers: { 'Content-Length': String(Buffer.byteLength(body)), ...headers }, agent: false });
   req.end(body);
   const [res] = (await once(req, 'response')) as [IncomingMessage];
@@ -99,7 +99,7 @@ describe('tools/call fast path', () => {
   });
 
   /** Sends one request to all three servers; all answers must be identical. Returns it and whether the fast path took it. */
-  async function compare(body: string, requestHeaders: Record<string, string>): Promise<{ answer: RawAnswer; taken: boolean }> {
+  async function compare(body: string | Buffer, requestHeaders: Record<string, string>): Promise<{ answer: RawAnswer; taken: boolean }> {
     const viaSdk = await rawPost(sdk.url, body, requestHeaders);
     const viaFast = await rawPost(fast.url, body, requestHeaders);
     const before = fallbacks;
@@ -194,6 +194,12 @@ describe('tools/call fast path', () => {
     expect(JSON.parse(malformed.answer.body)).toMatchObject({ error: { code: -32700 } });
     const oversize = await compare(call(26, 'get_faq', { query: 'x'.repeat(MAX_BODY_BYTES) }), headers());
     expect(oversize.answer.status).toBe(413);
+    const unknownCoding = await compare(call(30, 'get_faq', {}), headers({ 'Content-Encoding': 'bogus' }));
+    expect(unknownCoding.answer.status).toBe(415);
+    expect(JSON.parse(unknownCoding.answer.body)).toMatchObject({ error: { message: expect.stringContaining('Content-Encoding bogus is not supported') } });
+    const notGzip = await compare(call(31, 'get_faq', {}), headers({ 'Content-Encoding': 'gzip' }));
+    expect(notGzip.answer.status).toBe(400);
+    expect(JSON.parse(notGzip.answer.body)).toMatchObject({ error: { message: 'Bad Request: the body is not valid gzip' } });
   });
 
   it('leaves a tool that throws to the SDK path, which answers its error result', async () => {

@@ -234,6 +234,33 @@ describe('MCP tools, resources and prompts', () => {
     it('rejects an invalid date', async () => {
       await expect(client.getPrompt({ name: 'review_digest', arguments: { since: 'last week' } })).rejects.toMatchObject({ code: -32602 });
     });
+
+    // The period goes to search_reviews, so it meets the same rules: the tool refuses both of these too.
+    it.each([
+      ['until before since, at until', { since: '2025-05-01', until: '2025-01-01' }, 'until must be on or after since at until'],
+      ['an unknown argument, by name', { since: '2025-01-01', colour: 'red' }, 'Unrecognized key: "colour"'],
+    ])('rejects %s with -32602, as search_reviews does', async (_label, args, problem) => {
+      await expect(client.getPrompt({ name: 'review_digest', arguments: args })).rejects.toMatchObject({
+        code: -32602,
+        message: `MCP error -32602: Invalid arguments for prompt review_digest: ${problem}`,
+      });
+      expect(await failure('search_reviews', args)).toContain(problem);
+    });
+  });
+
+  // The SDK looks names up in plain objects, where these are Object.prototype's members.
+  describe.each(['nope', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'])('the unknown name %s', (name) => {
+    it('is a prompt not found, -32602', async () => {
+      await expect(client.getPrompt({ name, arguments: {} })).rejects.toMatchObject({ code: -32602, message: `MCP error -32602: Prompt not found: ${name}. Known prompts: review_digest` });
+    });
+
+    it('is an unknown tool, -32602', async () => {
+      await expect(call(name)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(`Unknown tool: ${name}. Known tools: `) });
+    });
+
+    it('is an unknown resource, -32002', async () => {
+      await expect(client.readResource({ uri: name })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining(`Resource not found: ${name}. Known resources: `) });
+    });
   });
 
   // MCP 2025-06-18 server/utilities/pagination: an invalid cursor SHOULD be -32602. Every list is one

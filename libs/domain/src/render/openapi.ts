@@ -321,7 +321,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; under 2025-03-26 and earlier (a request without `MCP-Protocol-Version` is taken to speak 2025-03-26) a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests. At most 64 KiB. No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; under 2025-03-26 and earlier (a request without `MCP-Protocol-Version` is taken to speak 2025-03-26) a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most 64 KiB (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -356,13 +356,13 @@ function mcpPath(): Json {
       },
       responses: {
         '200': {
-          description: 'The JSON-RPC response (for a batch, an array of the responses to its requests, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
+          description: 'The JSON-RPC response (for a batch, an array of the responses to its requests and of a -32600 error with `id: null` for each element that is no JSON-RPC message, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
           headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' } },
           content: { 'application/json': { schema: ref.schema('McpResponseBody') } },
         },
         '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
         '400': jsonRpcError(
-          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, or a batch under 2025-06-18 or later, empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600).',
+          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
           -32000,
           'Bad Request: Mcp-Session-Id header is required; send initialize first',
         ),
@@ -370,7 +370,7 @@ function mcpPath(): Json {
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
         '413': jsonRpcError('Payload Too Large: the body exceeds 64 KiB.', -32600, 'Payload Too Large'),
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
-        '415': jsonRpcError('Unsupported Media Type: the body must be `application/json`.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
+        '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
       },
     },
     get: notAllowed('mcpGetNotAllowed', 'No server-initiated stream'),

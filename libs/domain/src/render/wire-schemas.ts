@@ -29,7 +29,7 @@ export const McpRequestBody = z
       .array(JsonRpcRequest)
       .min(1)
       .max(100)
-      .meta({ description: 'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching); never with initialize.' }),
+      .meta({ description: 'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching); never with initialize. An element that is no JSON-RPC message gets its own -32600 Invalid Request error (id null) in the response array.' }),
   ])
   .meta({ id: 'McpRequestBody' });
 
