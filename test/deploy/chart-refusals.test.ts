@@ -34,7 +34,7 @@ async function render(values: Values): Promise<K8sObject[]> {
   return parseManifests(result.stdout, stringify(values));
 }
 
-describe('WebSub leases: the chart refuses exactly what the services refuse', () => {
+describe('WebSub values: the chart refuses exactly what the services refuse', () => {
   let renderedEnv: Record<string, string> = {};
   beforeAll(async () => {
     const objects = await render({});
@@ -61,6 +61,10 @@ describe('WebSub leases: the chart refuses exactly what the services refuse', ()
     ['refused', { leaseDefaultSeconds: 864001 }, 'websub.leaseDefaultSeconds (864001) must lie between'],
     ['accepted', { leaseMinSeconds: 864000 }, ''],
     ['refused', { leaseMinSeconds: 7200, leaseMaxSeconds: 3600, leaseDefaultSeconds: 3600 }, 'websub.leaseMinSeconds (7200) must not exceed websub.leaseMaxSeconds (3600)'],
+    ['accepted', { trustedProxyHops: 0 }, ''],
+    ['accepted', { trustedProxyHops: 2 }, ''],
+    ['refused', { trustedProxyHops: -1 }, 'websub.trustedProxyHops'],
+    ['refused', { trustedProxyHops: 1.5 }, 'websub.trustedProxyHops'],
   ])('%s: %j', async (outcome, websub, message) => {
     expect(servicesAccept(websub)).toBe(outcome === 'accepted');
     const result = await template({ websub });

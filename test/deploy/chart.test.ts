@@ -185,7 +185,7 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
     expect(hubEgress.ports.length).toBeGreaterThan(0);
     for (const port of hubEgress.ports) expect(port).toEqual({ port: expect.any(Number), protocol: 'TCP' });
     // Which addresses: hub-egress.test.ts holds them against the hub's own address policy.
-    expect(hubEgress.to.map((peer: { ipBlock: { cidr: string } }) => peer.ipBlock.cidr)).toEqual(['0.0.0.0/0', '::/0']);
+    expect(hubEgress.to.map((peer: { ipBlock: { cidr: string } }) => peer.ipBlock.cidr)).toEqual(['0.0.0.0/0', '2000::/3']);
   });
 
   it('wires the MCP session secret into mcp-gateway only', () => {
@@ -265,6 +265,13 @@ describe('value sets', () => {
       { port: 443, protocol: 'TCP' },
       { port: 8443, protocol: 'TCP' },
     ]);
+  });
+
+  it('websub-hub trusts one proxy hop in X-Forwarded-For behind the chart’s Ingress, none under Tilt (port-forwards)', () => {
+    const hops = (file: string) => loadConfig(ofKind(set(file), 'ConfigMap').find((c) => c.metadata.name.endsWith('-config'))?.data).WEBSUB_TRUSTED_PROXY_HOPS;
+    expect(hops('ci/defaults-values.yaml')).toBe(1);
+    expect(hops('ci/all-on-values.yaml')).toBe(1);
+    expect(hops(DEV_VALUES)).toBe(0);
   });
 
   it('HPA on: every service autoscaled with its own bounds', () => {

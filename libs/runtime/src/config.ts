@@ -4,6 +4,15 @@ const Bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 const Port = z.coerce.number().int().min(0).max(65535);
 const PositiveInt = z.coerce.number().int().positive();
 
+/**
+ * WEBSUB_TRUSTED_PROXY_HOPS: digits only (no sign, fraction, hex or exponent that Number() would
+ * take), since a miscounted hop lets clients choose the address they are rate-limited by.
+ */
+const ProxyHops = z
+  .string()
+  .regex(/^[0-9]+$/, 'must be a whole number of proxies in front of the hub that append to X-Forwarded-For (0: none; rate limits then use the connecting address)')
+  .transform(Number);
+
 const DelayList = z
   .string()
   .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of non-negative integers (milliseconds)')
@@ -30,6 +39,7 @@ export const EnvSchema = z
     WEBSUB_LEASE_MIN_SECONDS: PositiveInt.default(3600),
     WEBSUB_LEASE_MAX_SECONDS: PositiveInt.default(864000),
     WEBSUB_RETRY_DELAYS_MS: DelayList.default([0, 60_000, 300_000]),
+    WEBSUB_TRUSTED_PROXY_HOPS: ProxyHops.default(0),
     SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
   })
   .superRefine((env, ctx) => {

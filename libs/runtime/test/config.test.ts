@@ -1,5 +1,5 @@
 import { describe, it, expect, jest, afterEach } from '@jest/globals';
-import { ConfigError, runOrExitOnConfigError } from '@reviews/runtime';
+import { ConfigError, loadConfig, runOrExitOnConfigError } from '@reviews/runtime';
 
 class Exited extends Error {
   constructor(readonly code: number | string | null | undefined) {
@@ -46,5 +46,22 @@ describe('runOrExitOnConfigError (design card §8: invalid configuration stops t
   it('lets any other error through untouched', async () => {
     const boom = new Error('disk on fire');
     await expect(runOrExitOnConfigError('svc', () => Promise.reject(boom))).rejects.toBe(boom);
+  });
+});
+
+describe('WEBSUB_TRUSTED_PROXY_HOPS (how many proxies in front of the hub append to X-Forwarded-For)', () => {
+  it('defaults to 0: the connecting address is the client', () => {
+    expect(loadConfig({}).WEBSUB_TRUSTED_PROXY_HOPS).toBe(0);
+  });
+
+  it('takes a whole number of hops', () => {
+    expect(loadConfig({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }).WEBSUB_TRUSTED_PROXY_HOPS).toBe(1);
+    expect(loadConfig({ WEBSUB_TRUSTED_PROXY_HOPS: '2' }).WEBSUB_TRUSTED_PROXY_HOPS).toBe(2);
+  });
+
+  it.each(['-1', '1.5', 'true', 'one', '0x1', ' 1', '1e1'])('refuses %j, naming the variable and what it counts', (value) => {
+    expect(() => loadConfig({ WEBSUB_TRUSTED_PROXY_HOPS: value })).toThrow(
+      new ConfigError(['WEBSUB_TRUSTED_PROXY_HOPS: must be a whole number of proxies in front of the hub that append to X-Forwarded-For (0: none; rate limits then use the connecting address)']),
+    );
   });
 });

@@ -2,16 +2,46 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
+ * IANA allocates public IPv6 unicast from 2000::/3 only. Everything else that ipaddr.js has no range
+ * for (IPv4-compatible ::/96, deprecated by RFC 4291; unallocated space) is no public address either.
+ */
+export const IPV6_GLOBAL_UNICAST = '2000::/3';
+const globalUnicast = ipaddr.IPv6.parseCIDR(IPV6_GLOBAL_UNICAST);
+
+/**
  * Whether an outbound request may reach this address: public unicast only. Loopback, RFC 1918,
  * link-local (cloud metadata), CGNAT, ULA, NAT64, 6to4/Teredo, documentation and reserved ranges
- * are all refused; an IPv4-mapped IPv6 address is judged by the IPv4 address it carries.
+ * are all refused, and IPv6 outside global unicast; an IPv4-mapped IPv6 address is judged by the
+ * IPv4 address it carries.
  */
 export function isPublicAddress(address: string): boolean {
   const literal = stripBrackets(address);
-  if (!ipaddr.isValid(literal)) return false;
-  let ip = ipaddr.parse(literal);
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  return ip.range() === 'unicast';
+  switch (isIP(literal)) {
+    case 4:
+      return ipaddr.IPv4.parse(literal).range() === 'unicast';
+    case 6: {
+      const canonical = canonicalIpv6(literal);
+      if (canonical === null) return false;
+      const ip = ipaddr.IPv6.parse(canonical);
+      if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().range() === 'unicast';
+      return ip.match(globalUnicast) && ip.range() === 'unicast';
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * The address in hex groups only, or null (a zone id: link-local anyway). ipaddr.js reads any
+ * dotted tail as IPv4-mapped, so `::8.8.8.8` (IPv4-compatible, the way Node prints such a resolved
+ * address) would pass for 8.8.8.8; the WHATWG serialiser never writes a dotted tail.
+ */
+function canonicalIpv6(literal: string): string | null {
+  try {
+    return stripBrackets(new URL(`http://[${literal}]/`).hostname);
+  } catch {
+    return null;
+  }
 }
 
 /** The IP literal a URL hostname spells (`[::1]` → `::1`), or null for a DNS name. */

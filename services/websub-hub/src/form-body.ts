@@ -9,14 +9,20 @@ const EQUALS = 0x3d;
 const PLUS = 0x2b;
 const PERCENT = 0x25;
 const SPACE = 0x20;
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
 /**
  * Parse an `application/x-www-form-urlencoded` body as the WHATWG URL standard does (split on `&`,
  * then the first `=`, `+` is a space, `%XX` a byte, a `%` without two hex digits stays), except that
  * bytes which are not UTF-8 refuse the body instead of becoming U+FFFD. W3C WebSub §5.1 requires
  * UTF-8, and a silently replaced byte would make the hub verify a callback the subscriber never gave.
+ * A body that starts with a byte order mark is refused too, naming it.
  */
 export function decodeUtf8Form(body: Uint8Array): DecodedForm {
+  // The WHATWG parser keeps a BOM as part of the first name, which then reads as a missing field.
+  if (UTF8_BOM.every((byte, i) => body[i] === byte)) {
+    return { ok: false, message: 'The body starts with a UTF-8 byte order mark (EF BB BF); send the form without it.' };
+  }
   const form = new URLSearchParams();
   let start = 0;
   while (start <= body.length) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
-import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { clientAddress } from './client-address.js';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -16,6 +16,8 @@ export interface HubEndpointDeps {
   readonly policy: HubRequestPolicy;
   readonly metrics: HubMetrics;
   readonly logger: Logger;
+  /** WEBSUB_TRUSTED_PROXY_HOPS: proxies in front of the hub whose X-Forwarded-For entries are believed. */
+  readonly trustedProxyHops: number;
   readonly limitClient: (ip: string) => RateDecision;
   readonly limitCallbackHost: (host: string) => RateDecision;
   /** False when this replica already has its maximum of verifications in flight. */
@@ -32,8 +34,14 @@ export interface HubEndpointDeps {
 export function createHubHandler(deps: HubEndpointDeps): RequestHandler {
   return (req, res) => {
     handle(req, res, deps).catch((error: unknown) => {
+      if (error instanceof BodyCutOff) {
+        // The client went away, or node:http's request timeout ended the request (and answered 408
+        // itself): nothing the hub did wrong, and the connection is gone or closing.
+        deps.logger.debug({ code: error.code }, 'hub request ended before its body arrived');
+        return;
+      }
       deps.logger.error({ err: error }, 'hub request failed');
-      if (!res.headersSent) text(res, 500, 'The hub could not process the request.');
+      if (!res.headersSent && !res.destroyed) text(res, 500, 'The hub could not process the request.');
       else res.destroy();
     });
   };
@@ -48,7 +56,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     res.setHeader('Allow', HUB_METHODS);
     return text(res, 405, `${req.method} is not allowed here; subscribe or unsubscribe with a form-encoded POST.`);
   }
-  const client = deps.limitClient(clientAddress(req));
+  const client = deps.limitClient(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops));
   if (!client.allowed) {
     metrics.requests.inc({ mode: 'none', outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(client.retryAfterSeconds));
@@ -57,6 +65,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   if (!isFormEncoded(req.headers['content-type'])) {
     metrics.requests.inc({ mode: 'none', outcome: 'unsupported_media_type' });
     return text(res, 415, 'The body must be application/x-www-form-urlencoded (UTF-8).');
+  }
+  const coding = contentCoding(req.headers['content-encoding']);
+  if (coding !== null) {
+    metrics.requests.inc({ mode: 'none', outcome: 'unsupported_media_type' });
+    // RFC 9110 §15.5.16: a 415 for a content coding says which codings would do.
+    res.setHeader('Accept-Encoding', 'identity');
+    return text(res, 415, `The body must not be content-coded (Content-Encoding: ${coding}); send the form uncompressed.`);
   }
   const body = await readBody(req);
   if (body === null) {
@@ -100,20 +115,6 @@ function text(res: ServerResponse, status: number, message: string): void {
   res.end(body);
 }
 
-/**
- * The address rate limits apply to. A direct public client is its socket address (X-Forwarded-For
- * would let it pick any identity); behind a private proxy (the ingress) it is the last
- * X-Forwarded-For entry, the one that proxy appended.
- */
-function clientAddress(req: IncomingMessage): string {
-  const peer = req.socket.remoteAddress ?? 'unknown';
-  const forwarded = req.headers['x-forwarded-for'];
-  const literal = ipLiteral(peer);
-  if (typeof forwarded !== 'string' || (literal !== null && isPublicAddress(literal))) return peer;
-  const last = forwarded.split(',').at(-1)?.trim();
-  return last && ipLiteral(last) !== null ? last : peer;
-}
-
 function isFormEncoded(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const [mediaType, ...params] = contentType.split(';').map((p) => p.trim().toLowerCase());
@@ -122,13 +123,35 @@ function isFormEncoded(contentType: string | undefined): boolean {
   return charset === undefined || charset === 'utf-8';
 }
 
+/**
+ * The codings other than identity a Content-Encoding header names, or null. The hub decodes none (a
+ * form is a few hundred bytes): a coded body would otherwise be refused as not UTF-8 or as missing
+ * its fields, or, sent with the coding name only, accepted although the client meant something else.
+ */
+function contentCoding(header: string | undefined): string | null {
+  const codings = (header ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '' && c.toLowerCase() !== 'identity');
+  return codings.length === 0 ? null : codings.join(', ');
+}
+
+/** Reading the body failed: the connection closed before all of it arrived. */
+class BodyCutOff extends Error {
+  constructor(readonly code: string | undefined) {
+    super('the request body was cut off');
+  }
+}
+
+/** The body, or null when it exceeds MAX_BODY_BYTES; throws BodyCutOff when the connection ends first. */
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return null;
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    throw new BodyCutOff((error as NodeJS.ErrnoException).code);
   }
   return Buffer.concat(chunks);
 }

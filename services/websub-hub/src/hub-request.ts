@@ -1,6 +1,7 @@
 import type { TopicName } from '@reviews/domain';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { isDnsName } from './host-name.js';
 import type { TopicIndex } from './topic-index.js';
 
 export const MAX_CALLBACK_LENGTH = 2048;
@@ -106,9 +107,17 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
     return { ok: false, message: 'must be an absolute URL' };
   }
   if (url.protocol !== 'https:') return { ok: false, message: 'must be an https: URL' };
-  if (url.username !== '' || url.password !== '') return { ok: false, message: 'must not contain user information' };
+  // The WHATWG parser repairs what RFC 3986 does not allow (`\` for `/`, `https:host`, `https:/host`,
+  // `https:///host`) into a URL the subscriber never wrote; the hub would verify that one.
+  const query = raw.indexOf('?');
+  if ((query === -1 ? raw : raw.slice(0, query)).includes('\\')) return { ok: false, message: 'must not contain a backslash before its query (URL parsers read it as /)' };
+  const authority = /^https:\/\/([^/?#]+)/i.exec(raw)?.[1];
+  if (authority === undefined) return { ok: false, message: 'must start with https:// and a host (an RFC 3986 absolute URI)' };
+  if (authority.includes('@')) return { ok: false, message: 'must not contain user information' };
   if (raw.includes('#')) return { ok: false, message: 'must not contain a fragment' };
+  if (url.port === '0') return { ok: false, message: 'must not use port 0 (nothing can listen on it)' };
   const literal = ipLiteral(url.hostname);
+  if (literal === null && !isDnsName(url.hostname)) return { ok: false, message: `host ${url.hostname} is not a valid DNS name` };
   if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
   return { ok: true, url: url.href, host: url.host };
 }

@@ -15,7 +15,13 @@ import { verifyIntent } from './verification.js';
 
 export type HubConfig = Pick<
   Config,
-  'BASE_URL' | 'WEBSUB_ALLOW_PRIVATE_CALLBACKS' | 'WEBSUB_LEASE_DEFAULT_SECONDS' | 'WEBSUB_LEASE_MIN_SECONDS' | 'WEBSUB_LEASE_MAX_SECONDS' | 'WEBSUB_RETRY_DELAYS_MS'
+  | 'BASE_URL'
+  | 'WEBSUB_ALLOW_PRIVATE_CALLBACKS'
+  | 'WEBSUB_LEASE_DEFAULT_SECONDS'
+  | 'WEBSUB_LEASE_MIN_SECONDS'
+  | 'WEBSUB_LEASE_MAX_SECONDS'
+  | 'WEBSUB_RETRY_DELAYS_MS'
+  | 'WEBSUB_TRUSTED_PROXY_HOPS'
 >;
 
 /** Abuse and load bounds of one hub process. */
@@ -130,6 +136,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     policy: { topics: createTopicIndex(new Map(TOPICS.map((t): [string, TopicName] => [urls[t], t]))), allowPrivateCallbacks: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS },
     metrics,
     logger,
+    trustedProxyHops: config.WEBSUB_TRUSTED_PROXY_HOPS,
     limitClient: createRateLimiter(limits.perClient),
     limitCallbackHost: createRateLimiter(limits.perCallbackHost),
     canAcceptVerification: () => !closed && pending.size < limits.maxPendingVerifications,

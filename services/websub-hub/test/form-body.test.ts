@@ -46,6 +46,11 @@ describe('decodeUtf8Form', () => {
     expect(refusal(Buffer.from([0x61, 0xc3, 0x0a, 0x3d, 0x31]))).toMatch(/^a%C3%0A \(a field name\): /);
   });
 
+  it('refuses a body that starts with a raw byte order mark, saying so; an escaped one is data', () => {
+    expect(refusal('\uFEFFhub.mode=subscribe')).toBe('The body starts with a UTF-8 byte order mark (EF BB BF); send the form without it.');
+    expect(fields('%EF%BB%BFhub.mode=subscribe')).toEqual([['\uFEFFhub.mode', 'subscribe']]);
+  });
+
   it('refuses the whole form when any field is not UTF-8, whatever comes before or after it', () => {
     expect(refusal('hub.mode=subscribe&ignored=%FE&hub.topic=t')).toMatch(/^ignored: /);
   });

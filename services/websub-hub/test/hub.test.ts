@@ -1,4 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { pino } from 'pino';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { topicLinkHeader, TOPICS, type Snapshot } from '@reviews/domain';
 import { subscriptionKey, type Subscription } from '../src/subscription.js';
@@ -106,6 +109,19 @@ describe('synchronous refusals never reach the callback', () => {
     ['callback not UTF-8 once percent-decoded', () => `${new URLSearchParams(valid('r20'))}%FF`, /^hub\.callback: is not valid UTF-8/],
     ['a field name not UTF-8', () => `${new URLSearchParams(valid('r21'))}&x%C0%AF=1`, /^x%C0%AF \(a field name\): is not valid UTF-8/],
     ['an ignored parameter not UTF-8', () => `${new URLSearchParams(valid('r22'))}&hub.verify_token=%ED%A0%80`, /^hub\.verify_token: is not valid UTF-8/],
+    // Nothing listens on port 0: the verification could never succeed.
+    ['callback on port 0', () => ({ ...valid('r25'), 'hub.callback': `https://localhost:0/cb/r25` }), /^hub\.callback: must not use port 0/],
+    // Not RFC 3986 absolute URIs with an authority; the WHATWG parser would repair each into another URL.
+    ['callback without a host (https:///cb)', () => ({ ...valid('r26'), 'hub.callback': 'https:///cb/r26' }), /^hub\.callback: must start with https:\/\/ and a host/],
+    ['callback without // (https:host)', () => ({ ...valid('r27'), 'hub.callback': `https:localhost:${subscriber.port}/cb/r27` }), /^hub\.callback: must start with https:\/\/ and a host/],
+    ['callback with one slash (https:/host)', () => ({ ...valid('r28'), 'hub.callback': `https:/localhost:${subscriber.port}/cb/r28` }), /^hub\.callback: must start with https:\/\/ and a host/],
+    ['callback with backslashes for slashes', () => ({ ...valid('r29'), 'hub.callback': `https:\\\\localhost:${subscriber.port}\\cb\\r29` }), /^hub\.callback: must not contain a backslash/],
+    ['callback with a backslash after the host', () => ({ ...valid('r30'), 'hub.callback': `https://localhost:${subscriber.port}\\cb/r30` }), /^hub\.callback: must not contain a backslash/],
+    ['callback host with an empty label', () => ({ ...valid('r31'), 'hub.callback': 'https://a..b/cb/r31' }), /^hub\.callback: host a\.\.b is not a valid DNS name/],
+    ['callback host with a label that is not punycode', () => ({ ...valid('r32'), 'hub.callback': 'https://xn--zz.example/cb/r32' }), /^hub\.callback: host xn--zz\.example is not a valid DNS name/],
+    ['callback host with a label starting with a hyphen', () => ({ ...valid('r33'), 'hub.callback': 'https://-a.example/cb/r33' }), /^hub\.callback: host -a\.example is not a valid DNS name/],
+    // URLSearchParams would keep it in the first name ("\uFEFFhub.mode") and report hub.mode missing.
+    ['a body starting with a UTF-8 byte order mark', () => `\uFEFF${new URLSearchParams(valid('r34'))}`, /^The body starts with a UTF-8 byte order mark/],
   ];
   it.each(cases)('%s → 400 text/plain', async (_label, form, reason) => {
     const res = await hub.post(form());
@@ -142,7 +158,22 @@ describe('synchronous refusals never reach the callback', () => {
   });
 
   it('none of the refused requests contacted a callback', () => {
-    for (let i = 1; i <= 24; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+    for (let i = 1; i <= 35; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+  });
+
+  it('a content-coded body → 415 naming the coding, with Accept-Encoding: identity; identity is accepted', async () => {
+    const coded = await hub.post(valid('r35'), undefined, { 'content-encoding': 'gzip' });
+    expect(coded.status).toBe(415);
+    expect(coded.headers.get('accept-encoding')).toBe('identity');
+    expect(coded.text).toMatch(/Content-Encoding: gzip/);
+    expect((await hub.post(valid('identity-coded'), undefined, { 'content-encoding': 'identity' })).status).toBe(202);
+  });
+
+  it('accepts internationalised callback hosts, spelled in Unicode or in punycode', async () => {
+    for (const host of ['bücher.invalid', 'xn--bcher-kva.invalid', 'яндекс.invalid', 'a.example.']) {
+      const res = await hub.post({ ...valid('idn'), 'hub.callback': `https://${host}/cb/idn` });
+      expect([host, res.status]).toEqual([host, 202]);
+    }
   });
 });
 
@@ -447,7 +478,8 @@ describe('SSRF refusals with private callbacks disallowed', () => {
     const dir2 = await tempDir('websub-ssrf-');
     const strict = await startHub({ pki, dataDir: dir2.path, follower, env: { WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'false' } });
     try {
-      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '169.254.169.254', '10.0.0.1', '[fd00:ec2::254]', '100.64.0.1', '2130706433']) {
+      // [::127.0.0.1] and [::8.8.8.8] are IPv4-compatible (deprecated ::/96), not the IPv4 addresses they spell.
+      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '169.254.169.254', '10.0.0.1', '[fd00:ec2::254]', '100.64.0.1', '2130706433', '[::127.0.0.1]', '[::8.8.8.8]']) {
         const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': `https://${host}:${subscriber.port}/cb/ssrf-literal` });
         expect([host, res.status, res.text]).toEqual([host, 400, expect.stringMatching(/private, loopback or reserved/)]);
       }
@@ -497,6 +529,94 @@ describe('abuse limits', () => {
     } finally {
       subscriber.releaseHanging();
       await Promise.all([limited.stop(), byHost.stop()]);
+      await dir2.remove();
+    }
+  });
+});
+
+describe('the client address rate limits key on', () => {
+  const form = (name: string) => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+  const fromClient = (running: RunningHub, forwardedFor?: string) =>
+    running.post(form('xff'), undefined, forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }).then((r) => r.status);
+
+  async function withHub(env: Record<string, string>, run: (running: RunningHub) => Promise<void>): Promise<void> {
+    const dir2 = await tempDir('websub-xff-');
+    const running = await startHub({ pki, dataDir: dir2.path, follower, env, limits: { perClient: { burst: 3, perMinute: 1 } } });
+    try {
+      await run(running);
+    } finally {
+      await running.stop();
+      await dir2.remove();
+    }
+  }
+
+  it('is the connecting address by default: X-Forwarded-For cannot pick a fresh identity per request', async () => {
+    await withHub({}, async (running) => {
+      const statuses = [];
+      for (let n = 1; n <= 5; n++) statuses.push(await fromClient(running, `203.0.113.${n}`));
+      expect(statuses).toEqual([202, 202, 202, 429, 429]);
+    });
+  });
+
+  it('with WEBSUB_TRUSTED_PROXY_HOPS=1, the entry the proxy appended: clients behind one proxy are limited apart', async () => {
+    await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
+      const first = [];
+      for (let n = 1; n <= 4; n++) first.push(await fromClient(running, '198.51.100.1'));
+      expect(first).toEqual([202, 202, 202, 429]);
+      // What the client wrote itself is left of the proxy's entry and changes nothing.
+      expect(await fromClient(running, '203.0.113.9, 198.51.100.1')).toBe(429);
+      expect(await fromClient(running, '198.51.100.2')).toBe(202);
+      // A request without the header did not come through the proxy: its connecting address counts.
+      expect(await fromClient(running)).toBe(202);
+    });
+  });
+
+  it('with WEBSUB_TRUSTED_PROXY_HOPS=2, the second entry from the right; a shorter header falls back to the connecting address', async () => {
+    await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '2' }, async (running) => {
+      const viaEdges = [];
+      for (let n = 1; n <= 4; n++) viaEdges.push(await fromClient(running, `203.0.113.${n}, 198.51.100.7, 10.0.0.${n}`));
+      expect(viaEdges).toEqual([202, 202, 202, 429]);
+      const short = [];
+      for (let n = 1; n <= 4; n++) short.push(await fromClient(running, `198.51.100.${10 + n}`));
+      expect(short).toEqual([202, 202, 202, 429]);
+    });
+  });
+});
+
+describe('requests the client abandons', () => {
+  interface LogLine {
+    readonly level: number;
+    readonly msg: string;
+    readonly err?: unknown;
+  }
+
+  it.each([
+    ['the client disconnects in the middle of the body', undefined],
+    ['the server’s request timeout cuts the body off', 200],
+  ])('%s: no error logged, no stack, and nothing written after', async (_label, requestTimeoutMs) => {
+    const lines: LogLine[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+    const dir2 = await tempDir('websub-abort-');
+    const running = await startHub({ pki, dataDir: dir2.path, follower, logger, ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }) });
+    try {
+      const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      const closed = once(socket, 'close');
+      const head = 'POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n';
+      socket.write(`${head}hub.mode=subscribe&hub.topic=`, () => {
+        if (requestTimeoutMs === undefined) socket.destroy();
+      });
+      await closed;
+      await waitFor(() => lines.some((l) => l.msg.startsWith('hub request')), 5000, 'the hub to log the request');
+      expect(lines.filter((l) => l.level >= 40 || l.err !== undefined)).toEqual([]);
+      // Only node:http's own 408, if anything: the hub wrote nothing to the closed connection.
+      const answer = Buffer.concat(received).toString('latin1');
+      expect(answer.match(/HTTP\/1\.1 /g) ?? []).toEqual(requestTimeoutMs === undefined ? [] : ['HTTP/1.1 ']);
+      if (requestTimeoutMs !== undefined) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    } finally {
+      await running.stop();
       await dir2.remove();
     }
   });

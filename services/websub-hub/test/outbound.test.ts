@@ -10,6 +10,11 @@ describe('isPublicAddress', () => {
     ['127.0.0.1'], ['10.1.2.3'], ['172.16.0.1'], ['192.168.1.1'], ['169.254.169.254'], ['100.64.0.1'], ['0.0.0.0'], ['255.255.255.255'],
     ['224.0.0.1'], ['192.0.2.1'], ['::1'], ['::'], ['fe80::1'], ['fd00:ec2::254'], ['fc00::1'], ['::ffff:127.0.0.1'], ['::ffff:10.0.0.1'],
     ['64:ff9b::7f00:1'], ['64:ff9b:1::1'], ['2002:7f00:1::1'], ['2001:db8::1'], ['[::1]'], ['not-an-ip'],
+    // IPv4-compatible (deprecated ::/96), however spelled: not the IPv4 address they carry. Node's
+    // resolver prints them dotted, as in ::8.8.8.8.
+    ['::127.0.0.1'], ['::7f00:1'], ['::8.8.8.8'], ['::808:808'], ['[::127.0.0.1]'],
+    // Outside global unicast (2000::/3), IANA allocates nothing public.
+    ['4000::1'], ['200::1'], ['fec0::1'], ['fe80::1%eth0'],
   ])('refuses %s', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
@@ -54,7 +59,7 @@ describe('outbound client (real HTTPS on loopback)', () => {
     await server?.close();
   });
 
-  it.each([['127.0.0.1'], ['[::ffff:127.0.0.1]'], ['[::1]'], ['localhost']])('blocks %s before any byte is sent when private addresses are disallowed', async (host) => {
+  it.each([['127.0.0.1'], ['[::ffff:127.0.0.1]'], ['[::1]'], ['[::127.0.0.1]'], ['localhost']])('blocks %s before any byte is sent when private addresses are disallowed', async (host) => {
     const name = `blocked-${host.replace(/[^a-z0-9]/gi, '')}`;
     const result = await client(false, { ca: pki.caPem }).send({ method: 'GET', url: server.url(name, '', host), keepBodyBytes: 10 });
     expect(result).toMatchObject({ ok: false, reason: 'blocked' });

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { createHttpServer, createMetrics, loadConfig, type Metrics } from '@reviews/runtime';
+import { createHttpServer, createMetrics, loadConfig, type Logger, type Metrics } from '@reviews/runtime';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { createWebSubHub, type HubLimits, type WebSubHub } from '../src/hub.js';
 import { jetstream } from '@nats-io/jetstream';
@@ -212,6 +212,10 @@ export interface TestHubOptions {
   readonly env?: Record<string, string>;
   readonly limits?: Partial<HubLimits>;
   readonly timeouts?: Partial<OutboundTimeouts>;
+  /** Where the hub logs (silent unless given). */
+  readonly logger?: Logger;
+  /** Shorter than the server's 30 s: how long a request may take to arrive before node:http cuts it off with a 408. */
+  readonly requestTimeoutMs?: number;
   /** Run the pod composition (NATS KV store + shared work queue) on this connection instead of file + memory. */
   readonly nats?: { readonly nc: NatsConnection; readonly ackWaitMs: number; readonly deliveryConcurrency: number };
 }
@@ -222,7 +226,7 @@ export interface RunningHub {
   readonly store: SubscriptionStore;
   readonly metrics: Metrics;
   readonly url: string;
-  post(form: Record<string, string> | string, contentType?: string): Promise<{ status: number; text: string; headers: Headers }>;
+  post(form: Record<string, string> | string, contentType?: string, headers?: Record<string, string>): Promise<{ status: number; text: string; headers: Headers }>;
   stop(): Promise<void>;
 }
 
@@ -241,7 +245,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
   const metrics = createMetrics();
   const base = {
     config,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     metrics,
     snapshots: options.follower,
     outbound: { tls: { ca: options.pki.caPem }, ...(options.timeouts ? { timeouts: options.timeouts } : {}) },
@@ -259,6 +263,12 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
   }
   await hub.start();
   const server = createHttpServer(hub.handler);
+  if (options.requestTimeoutMs !== undefined) {
+    server.headersTimeout = options.requestTimeoutMs;
+    server.requestTimeout = options.requestTimeoutMs;
+    // node:http checks for timed-out requests this often (30 s unless set); it reads it at listen.
+    Object.assign(server, { connectionsCheckingInterval: 50 });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/websub/hub`;
   return {
@@ -266,9 +276,9 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
     store,
     metrics,
     url,
-    async post(form, contentType = 'application/x-www-form-urlencoded') {
+    async post(form, contentType = 'application/x-www-form-urlencoded', headers = {}) {
       const body = typeof form === 'string' ? form : new URLSearchParams(form).toString();
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
       return { status: response.status, text: await response.text(), headers: response.headers };
     },
     async stop() {
