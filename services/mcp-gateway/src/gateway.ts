@@ -125,7 +125,14 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
    */
   function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | null {
     const badParams = invalidParams(request);
-    if (badParams !== null) return rpcErrorResponse(-32602, badParams, request.id);
+    if (badParams !== null) {
+      // A malformed tools/call is still a failed tool call for the dashboards: of its tool when it names a known one.
+      if (request.method === 'tools/call') {
+        const named = request.params?.['name'];
+        gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && KNOWN_TOOLS.has(named) ? named : 'unknown', outcome: 'error' });
+      }
+      return rpcErrorResponse(-32602, badParams, request.id);
+    }
     // invalidParams has checked that tools/call and prompts/get name a string.
     const name = request.params?.['name'];
     if (typeof name !== 'string') return null;

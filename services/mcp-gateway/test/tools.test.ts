@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ASPECTS, SearchParams, searchParamsShape, type SearchParamsInput, type Snapshot } from '@reviews/domain';
 import { BASE_URL, connectClient, fixtureSnapshot, startGateway, type RunningGateway } from './helpers.js';
 
@@ -291,11 +291,13 @@ describe('MCP tools, resources and prompts', () => {
     await ok('get_business');
     await failure('search_reviews', { rating: 0 });
     await expect(call('no_such_tool')).rejects.toMatchObject({ code: -32602 });
+    // A call naming no tool at all is still a call that failed.
+    await expect(client.request({ method: 'tools/call', params: { arguments: {} } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: -32602 });
     const second = await connectClient(gateway.url);
     await second.client.close();
     expect(await value('mcp_tool_calls_total', { tool: 'get_business', outcome: 'ok' })).toBe(okBefore + 1);
     expect(await value('mcp_tool_calls_total', { tool: 'search_reviews', outcome: 'error' })).toBe(errorBefore + 1);
-    expect(await value('mcp_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(unknownBefore + 1);
+    expect(await value('mcp_tool_calls_total', { tool: 'unknown', outcome: 'error' })).toBe(unknownBefore + 2);
     expect(await value('mcp_sessions_initialized_total')).toBe(sessionsBefore + 1);
     expect(await value('http_request_duration_seconds', { service: 'mcp-gateway', route: '/mcp', status_code: '200' }, 'http_request_duration_seconds_count')).toBeGreaterThan(0);
   });
