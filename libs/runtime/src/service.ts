@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
-import type { Metrics } from './metrics.js';
+import { Counter, type Metrics } from './metrics.js';
 import { createHttpServer, type RequestHandler } from './http/server.js';
 import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
@@ -15,6 +15,19 @@ export type CloseHook = () => Promise<void> | void;
 
 /** Close hooks always get at least this long, even when in-flight requests used up SHUTDOWN_TIMEOUT_MS. */
 const CLOSE_HOOKS_FLOOR_MS = 1_000;
+
+/**
+ * Requests node:http could not parse (a broken header line, 431, an unknown method, 505, a timeout):
+ * no method or route to put in http_request_duration_seconds, and no duration worth the name, so
+ * they are counted apart. Get-or-create: tests start several services on one registry.
+ */
+function unparsedRequestsCounter({ registry }: Metrics): Counter<'service' | 'status_code'> {
+  const name = 'http_requests_unparsed_total';
+  return (
+    (registry.getSingleMetric(name) as Counter<'service' | 'status_code'> | undefined) ??
+    new Counter({ name, help: 'Requests refused while parsing, before any route: by service and the status answered.', labelNames: ['service', 'status_code'] as const, registers: [registry] })
+  );
+}
 
 export interface HttpServiceOptions {
   readonly service: string;
@@ -106,7 +119,12 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     options.readiness,
     () => shuttingDown,
   );
-  const server = createHttpServer(handler, (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger), options.allow);
+  const unparsed = unparsedRequestsCounter(options.metrics);
+  const server = createHttpServer(handler, {
+    observeRefused: (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger),
+    observeUnparsed: (status) => unparsed.inc({ service: options.service, status_code: String(status) }),
+    ...(options.allow === undefined ? {} : { allow: options.allow }),
+  });
   const metricsServer = createMetricsServer(options.metrics, logger);
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);

@@ -107,7 +107,7 @@ describe('createHttpServer: OPTIONS * (RFC 9110 §9.3.7)', () => {
   });
 
   it('answers with the methods the service says it serves', async () => {
-    const port = await listen(echo, undefined, 'GET, HEAD, OPTIONS, POST');
+    const port = await listen(echo, { allow: 'GET, HEAD, OPTIONS, POST' });
     const res = await exchange(port, 'OPTIONS *');
     expect(res.status).toBe(204);
     expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS, POST');

@@ -163,8 +163,8 @@ describe('startHttpService', () => {
     expect(await rawExchange(port, 'GET / HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1.1 200/);
   });
 
-  it('answers what node:http refuses itself with Date, CORS and the envelope: 501 for an unknown method or CONNECT, 505, 414 for a target beyond the header limit', async () => {
-    const { service: s } = await start(hello);
+  it('answers what node:http refuses itself with Date, CORS and the envelope: 501 for an unknown method or CONNECT, 505, 414 for a target beyond the header limit; and counts it', async () => {
+    const { service: s, metrics } = await start(hello);
     const port = Number(new URL(s.url).port);
     const cases: [string, number, string][] = [
       ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'not_implemented'],
@@ -179,6 +179,10 @@ describe('startHttpService', () => {
       expect(answer).toMatch(/\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n/);
       expect(answer).toContain('Access-Control-Allow-Origin: *');
       expect(answer).toContain(`"error":"${error}"`);
+    }
+    const exposition = await metrics.registry.metrics();
+    for (const [status, count] of [['501', 2], ['505', 1], ['414', 1], ['431', 1]] as const) {
+      expect(exposition).toContain(`http_requests_unparsed_total{service="test",status_code="${status}"} ${count}`);
     }
   });
 

@@ -65,18 +65,32 @@ function rawErrorResponse([status, reason, code, message]: ClientError): string 
 }
 
 /**
+ * What a service tells the server beyond its handler. Refusals here never reach a route; they are
+ * still requests an operator should see.
+ */
+export interface HttpServerOptions {
+  /** Sees each request refused after parsing (414, a malformed target or Host, framing, version). */
+  readonly observeRefused?: RequestHandler;
+  /** Sees the status of each request node:http could not parse (400, 408, 431, 501, 505…): there is no request object. */
+  readonly observeUnparsed?: (status: number) => void;
+  /**
+   * What `OPTIONS *` lists: the methods some resource of this server supports. The read API and
+   * every service's probes take GET, HEAD and OPTIONS; a service that also takes POST (MCP, the
+   * WebSub hub, standalone) passes its own list.
+   */
+  readonly allow?: string;
+}
+
+/**
  * node:http with limits suited to a public, read-only API: small headers, bounded time to send
  * them and the request, keep-alive longer than typical load-balancer idle timeouts. The request
  * target and Host are checked here, once for every service (request-target.ts): routes see only
- * origin-form targets. `allow` is what `OPTIONS *` lists: the methods some resource of this server
- * supports. The read API and every service's probes take GET, HEAD and OPTIONS; a service that
- * also takes POST (MCP, the WebSub hub, standalone) passes its own list.
+ * origin-form targets.
  */
-export function createHttpServer(handler: RequestHandler, observeRefused?: RequestHandler, allow: string = READ_METHODS): Server {
+export function createHttpServer(handler: RequestHandler, { observeRefused, observeUnparsed, allow = READ_METHODS }: HttpServerOptions = {}): Server {
   const lastValidHost = { value: '' };
   /** Connections whose request was refused here for its framing: the parser's own error on it comes too, and must not answer twice. */
   const framingRefused = new WeakSet<Duplex>();
-  // Refusals here never reach a route; they are still requests an operator should see.
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string): void => {
     observeRefused?.(req, res);
     sendError(res, status, error, message);
@@ -139,7 +153,9 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
       socket.end();
       return;
     }
-    socket.end(rawErrorResponse(clientErrorFor(error)));
+    const refusal = clientErrorFor(error);
+    observeUnparsed?.(refusal[0]);
+    socket.end(rawErrorResponse(refusal));
   });
   // Node's own answer to an Expect it does not meet is a bare 417 without a body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -147,7 +163,9 @@ export function createHttpServer(handler: RequestHandler, observeRefused?: Reque
   });
   // Without a listener node:http drops a CONNECT request's socket without a word.
   server.on('connect', (_req, socket: Duplex) => {
-    if (socket.writable) socket.end(rawErrorResponse(NOT_A_PROXY));
+    if (!socket.writable) return;
+    observeUnparsed?.(NOT_A_PROXY[0]);
+    socket.end(rawErrorResponse(NOT_A_PROXY));
   });
   return server;
 }
