@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, loadConfig, SpanKind, withSpan } from '@reviews/runtime';
 import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
+import { displayedServers } from './nats-servers.js';
 import { publishTraceparent } from './nats-trace.js';
 
 /** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
@@ -101,7 +102,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   try {
     nc = await connect({ servers: servers.split(',').map((s) => s.trim()), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (error) {
-    io.err(`cannot reach NATS at ${servers}: ${(error as Error).message}; nothing published`);
+    io.err(`cannot reach NATS at ${displayedServers(servers)}: ${(error as Error).message}; nothing published`);
     return PUBLISH_EXIT.natsUnavailable;
   }
   try {
@@ -115,7 +116,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     io.out(describe(outcome));
     return PUBLISH_EXIT.ok;
   } catch (error) {
-    io.err(`publishing to NATS at ${servers} failed: ${(error as Error).message}; the current dataset is unchanged`);
+    io.err(`publishing to NATS at ${displayedServers(servers)} failed: ${(error as Error).message}; the current dataset is unchanged`);
     return PUBLISH_EXIT.natsUnavailable;
   } finally {
     await nc.close().catch(() => undefined);

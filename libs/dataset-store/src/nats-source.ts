@@ -6,6 +6,7 @@ import { versionOfSha256 } from '@reviews/domain';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import type { DatasetSource, PublishedDataset, SourceHealth, SourceRefusal } from './source.js';
+import { displayedServers } from './nats-servers.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
 const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_object', 'digest_mismatch'] as const;
@@ -137,9 +138,9 @@ export class NatsDatasetSource implements DatasetSource {
         this.setConnected(true, `connected to ${nc.getServer()}`);
         return nc;
       } catch (error) {
-        this.setConnected(false, `cannot reach NATS at ${this.options.servers} (attempt ${attempt}): ${(error as Error).message}`);
+        this.setConnected(false, `cannot reach NATS at ${displayedServers(this.options.servers)} (attempt ${attempt}): ${(error as Error).message}`);
         if (attempt === 1) {
-          this.options.logger.warn({ servers: this.options.servers, err: error }, 'NATS unreachable at start; serving nothing new until it is back, retrying');
+          this.options.logger.warn({ servers: displayedServers(this.options.servers), err: error }, 'NATS unreachable at start; serving nothing new until it is back, retrying');
           // Nothing can be delivered yet; let the caller go on (readiness stays false until a dataset arrives).
           initial.resolve();
         }

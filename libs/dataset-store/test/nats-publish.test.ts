@@ -91,9 +91,11 @@ describe('dataset:publish CLI against a real nats-server', () => {
 
   it('exits non-zero with a clear message, quickly, when NATS is unreachable', async () => {
     const started = Date.now();
-    const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+    const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: `nats://seed:s3cret-pw@127.0.0.1:${await freePort()}` });
     expect(result.code).toBe(PUBLISH_EXIT.natsUnavailable);
-    expect(result.err.join('\n')).toMatch(/cannot reach NATS at nats:\/\/127\.0\.0\.1:\d+/);
+    // The seed Job's log shows this line: the URL's password must not be in it.
+    expect(result.err.join('\n')).toMatch(/cannot reach NATS at nats:\/\/\*\*\*@127\.0\.0\.1:\d+/);
+    expect(result.err.join('\n')).not.toContain('s3cret-pw');
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 

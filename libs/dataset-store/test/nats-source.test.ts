@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { datasetVersion, versionOfSha256, type DatasetInput } from '@reviews/domain';
 import {
   DATASET_OBJECT_BUCKET,
+  displayedServers,
   followSnapshots,
   NatsDatasetSource,
   NatsDatasetStore,
@@ -200,6 +201,35 @@ describe('NATS dataset store and source (real nats-server)', () => {
     expect(names).toHaveLength(5);
     const current = await pointers.get(POINTER_KEY);
     expect(names).toContain((current!.json() as DatasetPointer).object);
+  });
+});
+
+describe('NATS server credentials', () => {
+  it('never show in /readyz or the logs: a URL with a user and password is shown with ***', async () => {
+    const server = await startNatsServer();
+    await server.stop();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const servers = server.url.replace('nats://', 'nats://reader:s3cret-pw@');
+    const source = new NatsDatasetSource({ servers, replicas: 1, service: 'credentials', logger, registry: createMetrics().registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger, metrics: createMetrics(), service: 'credentials' });
+    try {
+      const { detail } = follower.health().source;
+      expect(detail).toContain(`cannot reach NATS at ${server.url.replace('nats://', 'nats://***@')}`);
+      expect(`${detail}\n${lines.join('')}`).not.toContain('s3cret-pw');
+      expect(lines.join('')).toContain('***@');
+    } finally {
+      await follower.close();
+    }
+  });
+
+  it.each([
+    ['nats://user:pw@a:4222,nats://b:4222', 'nats://***@a:4222,nats://b:4222'],
+    ['tls://token@a:4222', 'tls://***@a:4222'],
+    ['user:pw@a:4222', '***@a:4222'],
+    ['a:4222, b', 'a:4222,b'],
+  ])('displayedServers(%s) is %s', (servers, shown) => {
+    expect(displayedServers(servers)).toBe(shown);
   });
 });
 
