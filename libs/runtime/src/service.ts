@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
 import { Counter, type Metrics } from './metrics.js';
-import { createHttpServer, type RequestHandler } from './http/server.js';
+import { createHttpServer, pathOf, type RequestHandler } from './http/server.js';
 import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
 import { withProbes, type Readiness } from './probes.js';
@@ -72,10 +72,13 @@ function urlOf(server: Server): string {
   return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
-/** Serves `/metrics` from the process registry on its own port, away from public traffic. */
+/**
+ * Serves `/metrics` from the process registry on its own port, away from public traffic. A query
+ * string is ignored: a scrape config may add `params`.
+ */
 function createMetricsServer(metrics: Metrics, logger: Logger): Server {
   return createServer((req, res) => {
-    if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    if (pathOf(req.url) !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       sendNotFound(res);
       return;
     }

@@ -74,6 +74,7 @@ describe('startHttpService', () => {
     expect(res.headers['content-type']).toContain('text/plain');
     expect(res.text).toContain('http_request_duration_seconds_count{service="test",method="GET",route="/x",status_code="200"} 1');
     expect((await request(s.metricsUrl).get('/other')).status).toBe(404);
+    expect((await request(s.metricsUrl).get('/metrics?format=prometheus')).status).toBe(200);
     expect((await request(s.url).get('/metrics')).text).toBe('hello');
   });
 
