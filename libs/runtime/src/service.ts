@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
 import { Counter, type Metrics } from './metrics.js';
@@ -73,6 +73,30 @@ function urlOf(server: Server): string {
 }
 
 /**
+ * Stops accepting connections and ends each open one once the response it is sending is sent.
+ * node:http's own `server.close()` destroys every connection it deems idle, and it deems idle one
+ * whose response is ended but still being written (a large body to a slow client): that body would
+ * be cut off at SIGTERM. So the listener is closed as a plain net.Server, and connections are ended
+ * here; the server's 'close' follows the last of them.
+ */
+function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet<Socket>): void {
+  NetServer.prototype.close.call(server);
+  for (const socket of connections) endWhenSent(socket);
+}
+
+function endWhenSent(socket: Socket): void {
+  // The response the connection is serving: node:http's own field, the one its closeIdleConnections reads.
+  const response = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (response) {
+    // Its 'close' comes once the last byte was handed to the kernel (or the client left).
+    response.once('close', () => endWhenSent(socket));
+    return;
+  }
+  // Idle, everything written handed to the kernel, which still delivers it after the close.
+  socket.destroy();
+}
+
+/**
  * Serves `/metrics` from the process registry on its own port, away from public traffic. A query
  * string is ignored: a scrape config may add `params`.
  */
@@ -128,6 +152,12 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     observeUnparsed: (status) => unparsed.inc({ service: options.service, status_code: String(status) }),
     ...(options.allow === undefined ? {} : { allow: options.allow }),
   });
+  /** Open connections, for the drain to end each when its response is sent. */
+  const connections = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
   const metricsServer = createMetricsServer(options.metrics, logger);
   await listen(server, options.port, options.host);
   await listen(metricsServer, options.metricsPort, options.host);
@@ -149,8 +179,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     // must not start a fan-out here that the next instance repeats.
     const workStopped = Promise.all(stopWorkHooks.map(runHook));
     const closed = once(server, 'close');
-    server.close();
-    server.closeIdleConnections();
+    stopAcceptingAndEndConnections(server, connections);
     const timer = setTimeout(() => {
       logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing connections');
       server.closeAllConnections();

@@ -256,6 +256,35 @@ describe('startHttpService', () => {
     service = null;
   });
 
+  it('finishes sending a large response to a slow reader before closing its connection', async () => {
+    // More than the loopback socket buffers hold, so most of it still waits in the server when shutdown begins.
+    const body = Buffer.alloc(48 * 1024 * 1024, 'r');
+    const large: RequestHandler = (_req, res) => {
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+    };
+    const { service: s } = await start(large, () => ready, 10_000);
+    const socket = connect(Number(new URL(s.url).port), '127.0.0.1', () => socket.write('GET /large HTTP/1.1\r\nHost: x\r\n\r\n'));
+    let received = 0;
+    const firstBytes = new Promise<void>((resolve) =>
+      socket.once('data', (chunk: Buffer) => {
+        received += chunk.length;
+        socket.pause();
+        resolve();
+      }),
+    );
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await firstBytes;
+    const stopping = s.shutdown('test');
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await ended;
+    await stopping;
+    service = null;
+    // Status line and headers, then every byte of the body.
+    expect(received).toBeGreaterThan(body.length);
+  });
+
   it('cuts connections that outlive SHUTDOWN_TIMEOUT_MS', async () => {
     const hang: RequestHandler = () => undefined;
     const { service: s } = await start(hang, () => ready, 100);
