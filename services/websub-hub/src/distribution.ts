@@ -136,7 +136,9 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   metrics.deliveryDuration.observe({ topic: job.topic }, (performance.now() - started) / 1000);
   const attemptAt = now();
   const status = result.ok ? result.status : null;
-  const log = { subscription: subscription.key, topic: job.topic, seq: job.seq, status, ...(result.ok ? {} : { reason: result.reason }) };
+  // Host[:port] only, never the callback's path or query: those may carry the subscriber's tokens.
+  const callbackHost = new URL(subscription.callback).host;
+  const log = { subscription: subscription.key, topic: job.topic, seq: job.seq, callbackHost, status, ...(result.ok ? {} : { reason: result.reason }) };
 
   if (result.ok && status !== null && status >= 200 && status <= 299) {
     metrics.deliveries.inc({ topic: job.topic, outcome: 'success' });
@@ -160,13 +162,14 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   if (!updated) return done;
   if (updated.failures >= MAX_CONSECUTIVE_FAILURES) {
     await removeAfterFailures(updated, deps);
-    logger.info({ ...log, failures: updated.failures }, 'third consecutive failure; denial sent and subscription removed');
+    logger.warn({ ...log, failures: updated.failures }, 'third consecutive failure; denial sent and subscription removed');
     return done;
   }
   metrics.deliveryRetries.inc({ topic: job.topic });
   const delays = deps.retryDelaysMs;
   const retryInMs = delays[Math.min(updated.failures, delays.length - 1)] ?? 0;
-  logger.info({ ...log, failures: updated.failures, retryInMs }, 'notification failed; will retry');
+  // Warn: a subscriber failing is what an operator filtering on warn+ has to see (which host, how often).
+  logger.warn({ ...log, failures: updated.failures, retryInMs }, 'notification failed; will retry');
   return { retryInMs };
 }
 

@@ -622,6 +622,45 @@ describe('requests the client abandons', () => {
   });
 });
 
+describe('delivery failure logs', () => {
+  interface LogLine {
+    readonly level: number;
+    readonly msg: string;
+    readonly callbackHost?: string;
+    readonly failures?: number;
+  }
+
+  it('each failed notification and the denial are warnings naming the callback host, never its path or query', async () => {
+    const raw: string[] = [];
+    const lines = () => raw.map((line) => JSON.parse(line) as LogLine);
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void raw.push(line) });
+    const dir2 = await tempDir('websub-failure-logs-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const running = await startHub({ pki, dataDir: dir2.path, follower: follower2, logger });
+    try {
+      // The subscriber's own token, in its path and in its query.
+      const callback = subscriber.url('logged-tok-7f3a', '?token=tok-9c1e');
+      subscriber.behave('logged-tok-7f3a', (req) => (req.method === 'POST' ? { status: 500 } : req.query.has('hub.challenge') ? 'echo' : { status: 200 }));
+      expect((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status).toBe(202);
+      await waitFor(async () => (await running.store.get(subscriptionKey(TOPIC_URLS.reviews, callback))) !== null, 5000, 'verified');
+      follower2.publish(snapshotFor(++seed));
+      await waitFor(() => lines().some((l) => l.msg.startsWith('third consecutive failure')), 5000, 'the denial logged');
+
+      const host = `localhost:${subscriber.port}`;
+      expect(lines().filter((l) => l.level >= 40).map(({ level, msg, callbackHost, failures }) => ({ level, msg, callbackHost, failures }))).toEqual([
+        { level: 40, msg: 'notification failed; will retry', callbackHost: host, failures: 1 },
+        { level: 40, msg: 'notification failed; will retry', callbackHost: host, failures: 2 },
+        { level: 40, msg: 'third consecutive failure; denial sent and subscription removed', callbackHost: host, failures: 3 },
+      ]);
+      for (const line of raw) expect(line).not.toMatch(/logged-tok-7f3a|tok-9c1e/);
+    } finally {
+      await running.stop();
+      await dir2.remove();
+    }
+  });
+});
+
 describe('durable state (file store)', () => {
   it('survives a restart, and a change made while the hub was down is delivered when it returns', async () => {
     const dir2 = await tempDir('websub-restart-');
