@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMetrics } from '@reviews/runtime';
 import { alertRules, dashboardExpressions, loadDashboards, metricNames, prometheusDir, repoRoot, ruleExpressions } from './assets.js';
 
 /** The job names the chart's ServiceMonitor gives the three services (jobLabel: app.kubernetes.io/component). */
@@ -80,6 +81,19 @@ describe('Grafana dashboards', () => {
     const process = dashboardExpressions().filter(({ expr }) => /\b(process|nodejs)_/.test(expr));
     expect(process.map((p) => p.title).sort()).toEqual(['Event loop lag p99', 'Resident memory']);
     for (const { expr } of process) for (const { matchers } of selectors(expr)) expect(matchers).toContain('service=~"$service"');
+  });
+
+  it('list every pod in the service and pod variables, one that has served nothing yet included', async () => {
+    // A fresh registry is a pod before its first request: the variables must read a series it already exports.
+    const exposition = await createMetrics('read-api').registry.metrics();
+    for (const { dashboard } of dashboards) {
+      for (const variable of dashboard.templating.list.filter((v) => v.name === 'service' || v.name === 'pod')) {
+        const query = typeof variable.query === 'string' ? variable.query : (variable.query as { query: string }).query;
+        const [metric] = metricNames(query);
+        // `up` is Prometheus's own series for every scraped target.
+        expect([dashboard.uid, variable.name, metric === 'up' || exposition.includes(`\n${metric}{service="read-api"}`)]).toEqual([dashboard.uid, variable.name, true]);
+      }
+    }
   });
 
   it('show error ratios as 0, not "no data", while no series matches the numerator', () => {
