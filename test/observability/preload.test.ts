@@ -93,6 +93,13 @@ describe('the instrumentation preload in a running service', () => {
     for (const span of inTrace().filter((s) => s.scope === '@opentelemetry/instrumentation-express')) expect(ids.has(span.parentSpanId ?? '')).toBe(true);
   });
 
+  it('traces a request refused before any route, in its caller\'s trace', async () => {
+    const traceId = '5cf92f3577b34da6a3ce929d0e0e4737';
+    const response = await fetch(`${baseUrl}/reviews.json?v=%ZZ`, { headers: { traceparent: `00-${traceId}-${CALLER_SPAN_ID}-01` } });
+    expect(response.status).toBe(400);
+    await eventually(() => expect(collector.spans.find((span) => span.traceId === traceId)).toMatchObject({ name: 'GET unmatched', kind: SPAN_KIND_SERVER, parentSpanId: CALLER_SPAN_ID }), { timeoutMs: 10_000 });
+  });
+
   it('traces the precomputed documents, which never reach express', async () => {
     const response = await fetch(`${baseUrl}/reviews.json`);
     expect(response.status).toBe(200);

@@ -136,7 +136,8 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   const stopWorkHooks: CloseHook[] = [];
   const hooks: CloseHook[] = [];
   // Off (no OTEL_* exporter): the handler runs bare, not even a no-op span per request.
-  const serve = tracingEnabled() ? traceRequests(options.handler) : options.handler;
+  const traced = tracingEnabled() ? traceRequests : (handler: RequestHandler) => handler;
+  const serve = traced(options.handler);
   const handler = withProbes(
     (req, res) => {
       // Keep-alive clients must reconnect (to another replica) once this one is draining.
@@ -148,7 +149,8 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   );
   const unparsed = unparsedRequestsCounter(options.metrics);
   const server = createHttpServer(handler, {
-    observeRefused: (req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger),
+    // Refused requests get their span and log ids too: "every request on the service port" is traced.
+    observeRefused: traced((req, res) => observeRequest(options.metrics, options.service, req, res, UNMATCHED_ROUTE, logger)),
     observeUnparsed: (status) => unparsed.inc({ service: options.service, status_code: String(status) }),
     ...(options.allow === undefined ? {} : { allow: options.allow }),
   });
