@@ -161,8 +161,12 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   );
   if (!updated) return done;
   if (updated.failures >= MAX_CONSECUTIVE_FAILURES) {
-    await removeAfterFailures(updated, deps);
-    logger.warn({ ...log, failures: updated.failures }, 'third consecutive failure; denial sent and subscription removed');
+    if (await removeAfterFailures(updated, deps)) {
+      logger.warn({ ...log, failures: updated.failures }, 'third consecutive failure; denial sent and subscription removed');
+    } else {
+      // Removed meanwhile (another replica's denial, an unsubscribe, a 410) or reset by a renewal or a success: nothing to act on.
+      logger.info({ ...log, failures: updated.failures }, 'third consecutive failure; subscription already removed or changed meanwhile, no denial sent');
+    }
     return done;
   }
   metrics.deliveryRetries.inc({ topic: job.topic });
@@ -173,12 +177,24 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   return { retryInMs };
 }
 
-async function removeAfterFailures(subscription: Subscription, deps: DistributionDeps): Promise<void> {
+/**
+ * Remove the subscription and send the denial; false when this call removed nothing because it is
+ * already gone or no longer failing. Only the call that removes it denies, so a subscriber gets one
+ * denial however many replicas see its third failure, and none after it unsubscribed or recovered.
+ */
+async function removeAfterFailures(subscription: Subscription, deps: DistributionDeps): Promise<boolean> {
+  let removedHere = false;
   // Remove first: the denial is best effort and must not be able to keep the subscription alive.
-  const removed = await deps.store.update(subscription.key, (cur) => (cur && cur.failures >= MAX_CONSECUTIVE_FAILURES ? null : undefined));
-  if (removed !== null) return;
+  // The store returns null whether this change deleted it or it was gone already; the change run
+  // last (it may run again after a lost compare-and-set) is the one applied, so it tells which.
+  await deps.store.update(subscription.key, (cur) => {
+    removedHere = cur !== null && cur.failures >= MAX_CONSECUTIVE_FAILURES;
+    return removedHere ? null : undefined;
+  });
+  if (!removedHere) return false;
   deps.metrics.denials.inc({ reason: DENIAL_REASON });
   await sendDenial(subscription, DENIAL_REASON, deps.outbound);
+  return true;
 }
 
 /** Delete subscriptions whose lease has run out; they already receive nothing. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
-import { clientAddress } from './client-address.js';
+import { clientAddress, clientKey } from './client-address.js';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -18,7 +18,8 @@ export interface HubEndpointDeps {
   readonly logger: Logger;
   /** WEBSUB_TRUSTED_PROXY_HOPS: proxies in front of the hub whose X-Forwarded-For entries are believed. */
   readonly trustedProxyHops: number;
-  readonly limitClient: (ip: string) => RateDecision;
+  /** Keyed by clientKey: the address, or an IPv6 client's /64. */
+  readonly limitClient: (client: string) => RateDecision;
   readonly limitCallbackHost: (host: string) => RateDecision;
   /** False when this replica already has its maximum of verifications in flight. */
   readonly canAcceptVerification: () => boolean;
@@ -56,7 +57,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     res.setHeader('Allow', HUB_METHODS);
     return text(res, 405, `${req.method} is not allowed here; subscribe or unsubscribe with a form-encoded POST.`);
   }
-  const client = deps.limitClient(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops));
+  const client = deps.limitClient(clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops)));
   if (!client.allowed) {
     metrics.requests.inc({ mode: 'none', outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(client.retryAfterSeconds));

@@ -6,6 +6,7 @@ import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
 import { createHubMetrics } from './metrics.js';
 import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
+import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { createRateLimiter, type RateLimit } from './rate-limit.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
@@ -88,6 +89,8 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   let closed = false;
   let unsubscribe: (() => void) | null = null;
   let sweeper: NodeJS.Timeout | null = null;
+  let sweeping: Promise<void> | null = null;
+  const sweepHealth = outageLog(logger, 'sweeping expired subscriptions');
   let retryTimer: NodeJS.Timeout | null = null;
   let announcing: Promise<void> = Promise.resolve();
   // A queue that forgets its jobs at close or crash may have left notifications undelivered.
@@ -181,7 +184,14 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
       await announcing;
       await queue.start((job) => runDeliveryJob(job, distribution));
       sweeper = setInterval(() => {
-        void sweepExpired(distribution).catch((error: unknown) => logger.warn({ err: error }, 'sweeping expired subscriptions failed'));
+        // One sweep at a time: while NATS is down a sweep can outlast the interval, and the outage
+        // log must see failures and the recovery in the order they happen.
+        if (sweeping) return;
+        sweeping = sweepExpired(distribution)
+          .then(() => sweepHealth.succeeded(), (error: unknown) => sweepHealth.failed(error))
+          .finally(() => {
+            sweeping = null;
+          });
       }, limits.sweepIntervalMs);
       sweeper.unref();
     },

@@ -571,6 +571,25 @@ describe('the client address rate limits key on', () => {
     });
   });
 
+  it('an IPv6 client by its /64, which one subscriber holds whole: rotating addresses in it does not escape the limit', async () => {
+    await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
+      const oneSubnet = [];
+      for (const entry of ['2001:db8:1:2::1', '2001:db8:1:2:a:b:c:d', '[2001:0db8:1:2::7]', '2001:db8:1:2:ffff:ffff:ffff:ffff']) oneSubnet.push(await fromClient(running, entry));
+      expect(oneSubnet).toEqual([202, 202, 202, 429]);
+      // The neighbouring /64 is another subscriber.
+      expect(await fromClient(running, '2001:db8:1:3::1')).toBe(202);
+    });
+  });
+
+  it('an IPv4 client by its address, also when written as IPv4-mapped IPv6', async () => {
+    await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
+      const statuses = [];
+      for (const entry of ['198.51.100.1', '::ffff:198.51.100.1', '::ffff:c633:6401', '198.51.100.1']) statuses.push(await fromClient(running, entry));
+      expect(statuses).toEqual([202, 202, 202, 429]);
+      expect(await fromClient(running, '198.51.100.2')).toBe(202);
+    });
+  });
+
   it('with WEBSUB_TRUSTED_PROXY_HOPS=2, the second entry from the right; a shorter header falls back to the connecting address', async () => {
     await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '2' }, async (running) => {
       const viaEdges = [];
@@ -654,6 +673,60 @@ describe('delivery failure logs', () => {
         { level: 40, msg: 'third consecutive failure; denial sent and subscription removed', callbackHost: host, failures: 3 },
       ]);
       for (const line of raw) expect(line).not.toMatch(/logged-tok-7f3a|tok-9c1e/);
+    } finally {
+      await running.stop();
+      await dir2.remove();
+    }
+  });
+});
+
+describe('a third failure racing another writer', () => {
+  interface LogLine {
+    readonly level: number;
+    readonly msg: string;
+    readonly failures?: number;
+  }
+
+  it.each([
+    ['removed it (another replica removed it first)', (): null => null],
+    ['reset its failures (a concurrent delivery succeeded)', (cur: Subscription | null) => (cur ? { ...cur, failures: 0 } : undefined)],
+  ])('when the store meanwhile %s: no denial, none counted, and the log says nothing was removed', async (_label, otherWrite) => {
+    const lines: LogLine[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+    const dir2 = await tempDir('websub-failure-race-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const name = `raced-${seed}`;
+    const callback = subscriber.url(name);
+    const key = subscriptionKey(TOPIC_URLS.reviews, callback);
+    const running = await startHub({
+      pki,
+      dataDir: dir2.path,
+      follower: follower2,
+      logger,
+      // The other writer lands right after the hub recorded the third failure, before it removes the subscription.
+      wrapStore: (store) => ({
+        ...store,
+        update: async (k, change) => {
+          const after = await store.update(k, change);
+          if (k === key && after?.failures === 3) await store.update(k, otherWrite);
+          return after;
+        },
+      }),
+    });
+    try {
+      subscriber.behave(name, (req) => (req.method === 'POST' ? { status: 500 } : req.query.has('hub.challenge') ? 'echo' : { status: 200 }));
+      expect((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status).toBe(202);
+      await waitFor(async () => (await running.store.get(key)) !== null, 5000, 'verified');
+      follower2.publish(snapshotFor(++seed));
+      await waitFor(() => lines.some((l) => l.msg.startsWith('third consecutive failure')), 5000, 'the third failure logged');
+
+      expect(lines.filter((l) => l.msg.startsWith('third consecutive failure')).map(({ level, msg, failures }) => ({ level, msg, failures }))).toEqual([
+        { level: 30, msg: 'third consecutive failure; subscription already removed or changed meanwhile, no denial sent', failures: 3 },
+      ]);
+      // The denial would have been sent before that line.
+      expect(subscriber.requests(name).filter((r) => r.query.get('hub.mode') === 'denied')).toEqual([]);
+      expect(await metricValue(running.metrics, 'websub_denials_total', { reason: 'delivery-failed-3-times' })).toBe(0);
     } finally {
       await running.stop();
       await dir2.remove();

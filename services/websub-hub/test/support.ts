@@ -218,6 +218,8 @@ export interface TestHubOptions {
   readonly requestTimeoutMs?: number;
   /** Run the pod composition (NATS KV store + shared work queue) on this connection instead of file + memory. */
   readonly nats?: { readonly nc: NatsConnection; readonly ackWaitMs: number; readonly deliveryConcurrency: number };
+  /** What the hub sees of its file store, e.g. another replica's writes slipped in; `RunningHub.store` is the store itself. */
+  readonly wrapStore?: (store: SubscriptionStore) => SubscriptionStore;
 }
 
 export interface RunningHub {
@@ -259,7 +261,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
     store = await openNatsSubscriptionStore(jetstream(nc));
   } else {
     store = await openFileSubscriptionStore(config.DATA_DIR);
-    hub = createWebSubHub({ ...base, store, queue: createMemoryJobQueue({ concurrency: options.limits?.deliveryConcurrency ?? 16, logger: silentLogger }) });
+    hub = createWebSubHub({ ...base, store: options.wrapStore?.(store) ?? store, queue: createMemoryJobQueue({ concurrency: options.limits?.deliveryConcurrency ?? 16, logger: silentLogger }) });
   }
   await hub.start();
   const server = createHttpServer(hub.handler);

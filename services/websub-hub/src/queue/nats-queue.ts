@@ -1,9 +1,7 @@
-import { ClosedConnectionError, ConnectionError, headers as natsHeaders, nanos, NoRespondersError, RequestError, TimeoutError, type MsgHdrs } from '@nats-io/transport-node';
+import { headers as natsHeaders, nanos, type MsgHdrs } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
-  JetStreamApiError,
-  JetStreamError,
   RetentionPolicy,
   StorageType,
   type JetStreamClient,
@@ -11,6 +9,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { Logger } from '@reviews/runtime';
+import { outageLog } from '../outage-log.js';
 import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
 
 export const DELIVERY_STREAM = 'WEBSUB_DELIVERIES';
@@ -49,7 +48,7 @@ export interface NatsJobQueueOptions {
  */
 export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<JobQueue> {
   const { js, jsm, logger } = options;
-  const pulling = pullHealthLog(logger);
+  const pulling = outageLog(logger, 'pulling delivery jobs');
   await ensureStream(jsm, options.replicas ?? 1);
   await ensureConsumer(jsm, options);
   const running = new Set<Promise<void>>();
@@ -126,45 +125,6 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       await Promise.allSettled([...running]);
     },
   };
-}
-
-/**
- * What the NATS client throws while the server is unreachable, restarting or recovering JetStream
- * ("server shutdown", "heartbeats missed", timeouts, no responders): an outage, not a bug.
- */
-const OUTAGE_ERRORS = [JetStreamError, JetStreamApiError, ConnectionError, ClosedConnectionError, RequestError, TimeoutError, NoRespondersError];
-
-/**
- * Logs a NATS outage as the delivery loop sees it: the first failed pull at warn, each further one
- * (every ~2.5 s) at debug only, and the first pull that works again at info with how long it failed.
- * A warning per retry would bury everything else for as long as NATS is down.
- */
-function pullHealthLog(logger: Logger): { failed(error: unknown): void; succeeded(): void } {
-  let outage: { readonly since: number; attempts: number } | null = null;
-  return {
-    failed(error) {
-      // An outage error's stack is the client's internals; anything else may be a bug and keeps it.
-      const fields = OUTAGE_ERRORS.some((type) => error instanceof type) ? { error: outageError(error as Error) } : { err: error };
-      if (outage) {
-        outage.attempts++;
-        logger.debug({ ...fields, attempts: outage.attempts }, 'pulling delivery jobs still failing');
-        return;
-      }
-      outage = { since: performance.now(), attempts: 1 };
-      logger.warn(fields, 'pulling delivery jobs failed; retrying');
-    },
-    succeeded() {
-      if (!outage) return;
-      logger.info({ attempts: outage.attempts, failedForMs: Math.round(performance.now() - outage.since) }, 'pulling delivery jobs works again');
-      outage = null;
-    },
-  };
-}
-
-function outageError(error: Error): { type: string; message: string; code?: unknown } {
-  // A status error carries the server's status (409 "server shutdown"), an API error JetStream's error code.
-  const { code } = error as { code?: unknown };
-  return code === undefined ? { type: error.name, message: error.message } : { type: error.name, message: error.message, code };
 }
 
 /** The job's trace context travels as the W3C `traceparent` message header, like an HTTP request's. */
