@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { assembleSnapshot, lastModifiedAfter, withLateBrotli, type Snapshot } from '@reviews/domain';
-import { Counter, Gauge, Histogram, withSpan, type Logger, type Metrics } from '@reviews/runtime';
+import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
 import { BUILD_REFUSAL_REASONS, buildError, type Rejection } from './follow-build.js';
@@ -24,21 +24,16 @@ interface DatasetMetrics {
   readonly loadFailures: Counter<'service' | 'reason'>;
 }
 
-/** Get-or-create: several services composed into one process share one registry. */
-function shared<T>(registry: Metrics['registry'], name: string, create: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? create();
-}
-
 function datasetMetrics({ registry }: Metrics): DatasetMetrics {
   const registers = [registry];
   return {
-    info: shared(registry, 'dataset_info', () => new Gauge({ name: 'dataset_info', help: 'The dataset version being served (value 1).', labelNames: ['service', 'version'] as const, registers })),
-    publishedTimestamp: shared(
+    info: registeredOnce(registry, 'dataset_info', () => new Gauge({ name: 'dataset_info', help: 'The dataset version being served (value 1).', labelNames: ['service', 'version'] as const, registers })),
+    publishedTimestamp: registeredOnce(
       registry,
       'dataset_published_timestamp_seconds',
       () => new Gauge({ name: 'dataset_published_timestamp_seconds', help: 'Publish time of the dataset being served.', labelNames: ['service'] as const, registers }),
     ),
-    buildDuration: shared(
+    buildDuration: registeredOnce(
       registry,
       'dataset_snapshot_build_duration_seconds',
       () =>
@@ -50,7 +45,7 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
           registers,
         }),
     ),
-    propagation: shared(
+    propagation: registeredOnce(
       registry,
       'dataset_propagation_seconds',
       () =>
@@ -62,7 +57,7 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
           registers,
         }),
     ),
-    loadFailures: shared(
+    loadFailures: registeredOnce(
       registry,
       'dataset_load_failures_total',
       () =>

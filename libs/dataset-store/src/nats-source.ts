@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
-import { contextFromTraceparent, Counter, Gauge, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
+import { contextFromTraceparent, Counter, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
@@ -61,7 +61,7 @@ export class NatsDatasetSource implements DatasetSource {
   private readonly connectedGauge: Gauge<'service'>;
 
   constructor(private readonly options: NatsDatasetSourceOptions) {
-    this.connectedGauge = sharedMetric(options.registry, 'nats_connected', () =>
+    this.connectedGauge = registeredOnce(options.registry, 'nats_connected', () =>
       new Gauge({ name: 'nats_connected', help: '1 while the NATS connection is up, else 0.', labelNames: ['service'] as const, registers: [options.registry] }),
     );
     this.connectedGauge.set({ service: options.service }, 0);
@@ -286,9 +286,4 @@ function deferred(): Deferred {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** Several sources (e.g. in-process test replicas) may share one registry: register once, reuse after. */
-function sharedMetric<T>(registry: Registry, name: string, create: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }

@@ -27,4 +27,13 @@ export function createMetrics(service?: string): Metrics {
   return { registry, httpDuration };
 }
 
+/**
+ * The metric `name` of `registry`, made by `create` the first time it is asked for: the services
+ * composed into one process, in-process test replicas and components rebuilt in the same process
+ * share one registry, which refuses a second registration of a name.
+ */
+export function registeredOnce<T>(registry: Registry, name: string, create: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
+}
+
 export { Counter, Gauge, Histogram, Registry };

@@ -3,7 +3,7 @@ import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
-import { Counter, type Metrics } from './metrics.js';
+import { Counter, registeredOnce, type Metrics } from './metrics.js';
 import { createHttpServer, pathOf, type RequestHandler } from './http/server.js';
 import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
@@ -19,13 +19,14 @@ const CLOSE_HOOKS_FLOOR_MS = 1_000;
 /**
  * Requests node:http could not parse (a broken header line, 431, an unknown method, 505, a timeout):
  * no method or route to put in http_request_duration_seconds, and no duration worth the name, so
- * they are counted apart. Get-or-create: tests start several services on one registry.
+ * they are counted apart.
  */
 function unparsedRequestsCounter({ registry }: Metrics): Counter<'service' | 'status_code'> {
   const name = 'http_requests_unparsed_total';
-  return (
-    (registry.getSingleMetric(name) as Counter<'service' | 'status_code'> | undefined) ??
-    new Counter({ name, help: 'Requests refused while parsing, before any route: by service and the status answered.', labelNames: ['service', 'status_code'] as const, registers: [registry] })
+  return registeredOnce(
+    registry,
+    name,
+    () => new Counter({ name, help: 'Requests refused while parsing, before any route: by service and the status answered.', labelNames: ['service', 'status_code'] as const, registers: [registry] }),
   );
 }
 

@@ -1,4 +1,4 @@
-import { Counter, type Metrics, type Registry } from '@reviews/runtime';
+import { Counter, registeredOnce, type Metrics, type Registry } from '@reviews/runtime';
 
 export const SERVICE_NAME = 'mcp-gateway';
 
@@ -9,9 +9,7 @@ export interface GatewayMetrics {
 
 /** Reuses counters already in the registry, so a gateway rebuilt in the same process keeps counting. */
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Counter<L> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ name, help, labelNames, registers: [registry] });
+  return registeredOnce(registry, name, () => new Counter({ name, help, labelNames, registers: [registry] }));
 }
 
 export function createGatewayMetrics(metrics: Metrics): GatewayMetrics {
