@@ -124,25 +124,24 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
    * here, in the gateway's own lists: the SDK's plain-object lookup finds `constructor` or `__proto__`.
    */
   function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | null {
-    const badParams = invalidParams(request);
-    if (badParams !== null) {
-      // A malformed tools/call is still a failed tool call for the dashboards: of its tool when it names a known one.
-      if (request.method === 'tools/call') {
-        const named = request.params?.['name'];
-        gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && KNOWN_TOOLS.has(named) ? named : 'unknown', outcome: 'error' });
-      }
-      return rpcErrorResponse(-32602, badParams, request.id);
+    const problem = invalidParams(request) ?? namedProblem(request);
+    if (problem === null) return null;
+    // A tools/call answered here is still a failed tool call for the dashboards: of its tool when it names a known one.
+    if (request.method === 'tools/call') {
+      const named = request.params?.['name'];
+      gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && KNOWN_TOOLS.has(named) ? named : 'unknown', outcome: 'error' });
     }
+    return rpcErrorResponse(-32602, problem, request.id);
+  }
+
+  /** What is wrong with the tool or prompt a request with valid params names, else null. */
+  function namedProblem(request: JSONRPCRequest): string | null {
     // invalidParams has checked that tools/call and prompts/get name a string.
     const name = request.params?.['name'];
     if (typeof name !== 'string') return null;
-    if (request.method === 'prompts/get') {
-      const problem = promptProblem(name, request.params?.['arguments']);
-      return problem === null ? null : rpcErrorResponse(-32602, problem, request.id);
-    }
+    if (request.method === 'prompts/get') return promptProblem(name, request.params?.['arguments']);
     if (request.method !== 'tools/call' || KNOWN_TOOLS.has(name)) return null;
-    gatewayMetrics.toolCalls.inc({ tool: 'unknown', outcome: 'error' });
-    return rpcErrorResponse(-32602, `Unknown tool: ${name}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`, request.id);
+    return `Unknown tool: ${name}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`;
   }
 
   async function serveBatch(req: Request, res: Response, body: readonly unknown[]): Promise<void> {
