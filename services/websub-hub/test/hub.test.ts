@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { pino } from 'pino';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { topicLinkHeader, TOPICS, type Snapshot } from '@reviews/domain';
 import { subscriptionKey, type Subscription } from '../src/subscription.js';
 import {
+  capturingLogger,
   createTestPki,
   HUB_URL,
   metricValue,
@@ -538,6 +538,13 @@ describe('the client address rate limits key on', () => {
   const form = (name: string) => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
   const fromClient = (running: RunningHub, forwardedFor?: string) =>
     running.post(form('xff'), undefined, forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }).then((r) => r.status);
+  /** The statuses of one request per X-Forwarded-For value, sent one after the other. */
+  async function fromClients(running: RunningHub, forwardedFor: readonly string[]): Promise<number[]> {
+    const statuses = [];
+    for (const entry of forwardedFor) statuses.push(await fromClient(running, entry));
+    return statuses;
+  }
+  const numbered = (count: number, entry: (n: number) => string) => Array.from({ length: count }, (_, i) => entry(i + 1));
 
   async function withHub(env: Record<string, string>, run: (running: RunningHub) => Promise<void>): Promise<void> {
     const dir2 = await tempDir('websub-xff-');
@@ -552,17 +559,13 @@ describe('the client address rate limits key on', () => {
 
   it('is the connecting address by default: X-Forwarded-For cannot pick a fresh identity per request', async () => {
     await withHub({}, async (running) => {
-      const statuses = [];
-      for (let n = 1; n <= 5; n++) statuses.push(await fromClient(running, `203.0.113.${n}`));
-      expect(statuses).toEqual([202, 202, 202, 429, 429]);
+      expect(await fromClients(running, numbered(5, (n) => `203.0.113.${n}`))).toEqual([202, 202, 202, 429, 429]);
     });
   });
 
   it('with WEBSUB_TRUSTED_PROXY_HOPS=1, the entry the proxy appended: clients behind one proxy are limited apart', async () => {
     await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
-      const first = [];
-      for (let n = 1; n <= 4; n++) first.push(await fromClient(running, '198.51.100.1'));
-      expect(first).toEqual([202, 202, 202, 429]);
+      expect(await fromClients(running, numbered(4, () => '198.51.100.1'))).toEqual([202, 202, 202, 429]);
       // What the client wrote itself is left of the proxy's entry and changes nothing.
       expect(await fromClient(running, '203.0.113.9, 198.51.100.1')).toBe(429);
       expect(await fromClient(running, '198.51.100.2')).toBe(202);
@@ -573,9 +576,8 @@ describe('the client address rate limits key on', () => {
 
   it('an IPv6 client by its /64, which one subscriber holds whole: rotating addresses in it does not escape the limit', async () => {
     await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
-      const oneSubnet = [];
-      for (const entry of ['2001:db8:1:2::1', '2001:db8:1:2:a:b:c:d', '[2001:0db8:1:2::7]', '2001:db8:1:2:ffff:ffff:ffff:ffff']) oneSubnet.push(await fromClient(running, entry));
-      expect(oneSubnet).toEqual([202, 202, 202, 429]);
+      const oneSubnet = ['2001:db8:1:2::1', '2001:db8:1:2:a:b:c:d', '[2001:0db8:1:2::7]', '2001:db8:1:2:ffff:ffff:ffff:ffff'];
+      expect(await fromClients(running, oneSubnet)).toEqual([202, 202, 202, 429]);
       // The neighbouring /64 is another subscriber.
       expect(await fromClient(running, '2001:db8:1:3::1')).toBe(202);
     });
@@ -583,38 +585,25 @@ describe('the client address rate limits key on', () => {
 
   it('an IPv4 client by its address, also when written as IPv4-mapped IPv6', async () => {
     await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '1' }, async (running) => {
-      const statuses = [];
-      for (const entry of ['198.51.100.1', '::ffff:198.51.100.1', '::ffff:c633:6401', '198.51.100.1']) statuses.push(await fromClient(running, entry));
-      expect(statuses).toEqual([202, 202, 202, 429]);
+      expect(await fromClients(running, ['198.51.100.1', '::ffff:198.51.100.1', '::ffff:c633:6401', '198.51.100.1'])).toEqual([202, 202, 202, 429]);
       expect(await fromClient(running, '198.51.100.2')).toBe(202);
     });
   });
 
   it('with WEBSUB_TRUSTED_PROXY_HOPS=2, the second entry from the right; a shorter header falls back to the connecting address', async () => {
     await withHub({ WEBSUB_TRUSTED_PROXY_HOPS: '2' }, async (running) => {
-      const viaEdges = [];
-      for (let n = 1; n <= 4; n++) viaEdges.push(await fromClient(running, `203.0.113.${n}, 198.51.100.7, 10.0.0.${n}`));
-      expect(viaEdges).toEqual([202, 202, 202, 429]);
-      const short = [];
-      for (let n = 1; n <= 4; n++) short.push(await fromClient(running, `198.51.100.${10 + n}`));
-      expect(short).toEqual([202, 202, 202, 429]);
+      expect(await fromClients(running, numbered(4, (n) => `203.0.113.${n}, 198.51.100.7, 10.0.0.${n}`))).toEqual([202, 202, 202, 429]);
+      expect(await fromClients(running, numbered(4, (n) => `198.51.100.${10 + n}`))).toEqual([202, 202, 202, 429]);
     });
   });
 });
 
 describe('requests the client abandons', () => {
-  interface LogLine {
-    readonly level: number;
-    readonly msg: string;
-    readonly err?: unknown;
-  }
-
   it.each([
     ['the client disconnects in the middle of the body', undefined],
     ['the server’s request timeout cuts the body off', 200],
   ])('%s: no error logged, no stack, and nothing written after', async (_label, requestTimeoutMs) => {
-    const lines: LogLine[] = [];
-    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+    const { logger, lines } = capturingLogger();
     const dir2 = await tempDir('websub-abort-');
     const running = await startHub({ pki, dataDir: dir2.path, follower, logger, ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }) });
     try {
@@ -642,17 +631,8 @@ describe('requests the client abandons', () => {
 });
 
 describe('delivery failure logs', () => {
-  interface LogLine {
-    readonly level: number;
-    readonly msg: string;
-    readonly callbackHost?: string;
-    readonly failures?: number;
-  }
-
   it('each failed notification and the denial are warnings naming the callback host, never its path or query', async () => {
-    const raw: string[] = [];
-    const lines = () => raw.map((line) => JSON.parse(line) as LogLine);
-    const logger = pino({ level: 'debug' }, { write: (line: string) => void raw.push(line) });
+    const { logger, lines, raw } = capturingLogger();
     const dir2 = await tempDir('websub-failure-logs-');
     const follower2 = new TestFollower();
     follower2.publish(snapshotFor(++seed));
@@ -664,10 +644,10 @@ describe('delivery failure logs', () => {
       expect((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status).toBe(202);
       await waitFor(async () => (await running.store.get(subscriptionKey(TOPIC_URLS.reviews, callback))) !== null, 5000, 'verified');
       follower2.publish(snapshotFor(++seed));
-      await waitFor(() => lines().some((l) => l.msg.startsWith('third consecutive failure')), 5000, 'the denial logged');
+      await waitFor(() => lines.some((l) => l.msg.startsWith('third consecutive failure')), 5000, 'the denial logged');
 
       const host = `localhost:${subscriber.port}`;
-      expect(lines().filter((l) => l.level >= 40).map(({ level, msg, callbackHost, failures }) => ({ level, msg, callbackHost, failures }))).toEqual([
+      expect(lines.filter((l) => l.level >= 40).map(({ level, msg, callbackHost, failures }) => ({ level, msg, callbackHost, failures }))).toEqual([
         { level: 40, msg: 'notification failed; will retry', callbackHost: host, failures: 1 },
         { level: 40, msg: 'notification failed; will retry', callbackHost: host, failures: 2 },
         { level: 40, msg: 'third consecutive failure; denial sent and subscription removed', callbackHost: host, failures: 3 },
@@ -681,18 +661,11 @@ describe('delivery failure logs', () => {
 });
 
 describe('a third failure racing another writer', () => {
-  interface LogLine {
-    readonly level: number;
-    readonly msg: string;
-    readonly failures?: number;
-  }
-
   it.each([
     ['removed it (another replica removed it first)', (): null => null],
     ['reset its failures (a concurrent delivery succeeded)', (cur: Subscription | null) => (cur ? { ...cur, failures: 0 } : undefined)],
   ])('when the store meanwhile %s: no denial, none counted, and the log says nothing was removed', async (_label, otherWrite) => {
-    const lines: LogLine[] = [];
-    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+    const { logger, lines } = capturingLogger();
     const dir2 = await tempDir('websub-failure-race-');
     const follower2 = new TestFollower();
     follower2.publish(snapshotFor(++seed));

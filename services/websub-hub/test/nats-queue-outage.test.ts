@@ -5,8 +5,8 @@ import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import type { DeliveryJob, JobQueue } from '../src/queue/job-queue.js';
 import { createNatsJobQueue } from '../src/queue/nats-queue.js';
-import { capturingLogger, expectOneOutageLogged, WARN } from './outage-lines.js';
-import { waitFor } from './support.js';
+import { expectOneOutageLogged, WARN } from './outage-lines.js';
+import { capturingLogger, waitFor } from './support.js';
 
 /** Every line the delivery loop writes about pulling (failure, retries, recovery) starts with this. */
 const PULLING = 'pulling delivery jobs';

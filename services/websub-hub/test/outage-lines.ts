@@ -1,25 +1,8 @@
 import { expect } from '@jest/globals';
-import { pino } from 'pino';
-import type { Logger } from '@reviews/runtime';
-
-/** The fields of a hub log line the outage tests read. */
-export interface LogLine {
-  readonly level: number;
-  readonly msg: string;
-  readonly err?: unknown;
-  readonly error?: { readonly type: string; readonly message: string; readonly code?: unknown };
-  readonly attempts?: number;
-  readonly failedForMs?: number;
-}
+import type { LogLine } from './support.js';
 
 export const WARN = 40;
 export const INFO = 30;
-
-/** A debug-level logger whose every line lands, parsed, in `lines`. */
-export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  return { logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) }), lines };
-}
 
 /**
  * One outage of `activity` as the outage log tells it: a single warning without a stack trace, every

@@ -35,6 +35,29 @@ export const TOPIC_URLS = {
 export const HUB_URL = `${BASE_URL}/api/websub/hub`;
 export const silentLogger = pino({ level: 'silent' });
 
+/** The fields of a hub log line the tests read. */
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly err?: unknown;
+  readonly error?: { readonly type: string; readonly message: string; readonly code?: unknown };
+  readonly attempts?: number;
+  readonly failedForMs?: number;
+  readonly callbackHost?: string;
+  readonly failures?: number;
+}
+
+/** A debug-level logger whose every line lands in `raw` as written and in `lines` parsed. */
+export function capturingLogger(): { logger: Logger; lines: LogLine[]; raw: string[] } {
+  const lines: LogLine[] = [];
+  const raw: string[] = [];
+  const write = (line: string) => {
+    raw.push(line);
+    lines.push(JSON.parse(line) as LogLine);
+  };
+  return { logger: pino({ level: 'debug' }, { write }), lines, raw };
+}
+
 const run = promisify(execFile);
 
 /** A throw-away CA and a `localhost` / 127.0.0.1 / ::1 server certificate it signed, made with the openssl CLI. */

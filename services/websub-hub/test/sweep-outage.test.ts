@@ -1,8 +1,8 @@
 import { describe, it, beforeAll, afterAll } from '@jest/globals';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
-import { capturingLogger, expectOneOutageLogged, INFO } from './outage-lines.js';
-import { createTestPki, snapshotFor, startHub, tempDir, TestFollower, waitFor, type RunningHub } from './support.js';
+import { expectOneOutageLogged, INFO } from './outage-lines.js';
+import { capturingLogger, createTestPki, snapshotFor, startHub, tempDir, TestFollower, waitFor, type RunningHub } from './support.js';
 
 /** Every line the hub writes about its periodic sweep of expired subscriptions starts with this. */
 const SWEEPING = 'sweeping expired subscriptions';
