@@ -2,7 +2,7 @@ export * from './config.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './http/server.js';
-export { decodeUnreservedEscapes } from './http/request-target.js';
+export { decodeUnreservedEscapes, hexValue } from './http/request-target.js';
 export * from './http/errors.js';
 export * from './http/cors.js';
 export * from './http/negotiate.js';

@@ -1,3 +1,5 @@
+import { hexValue } from '@reviews/runtime';
+
 /** The form's fields in order, or a refusal whose message names the field that is not UTF-8. */
 export type DecodedForm = { readonly ok: true; readonly form: URLSearchParams } | { readonly ok: false; readonly message: string };
 
@@ -59,7 +61,7 @@ function decodeStrict(raw: Uint8Array): string | null {
     if (byte === PERCENT) {
       const high = hexValue(raw[i + 1]);
       const low = hexValue(raw[i + 2]);
-      if (high !== null && low !== null) {
+      if (high !== -1 && low !== -1) {
         bytes[n++] = high * 16 + low;
         i += 2;
         continue;
@@ -72,13 +74,6 @@ function decodeStrict(raw: Uint8Array): string | null {
   } catch {
     return null;
   }
-}
-
-function hexValue(byte: number | undefined): number | null {
-  if (byte === undefined) return null;
-  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
-  const lower = byte | 0x20;
-  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : null;
 }
 
 /** A field name that is not UTF-8 is shown as sent, with every byte outside printable ASCII escaped. */

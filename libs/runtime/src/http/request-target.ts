@@ -42,8 +42,9 @@ function normalizePath(path: string): string | null {
 const MALFORMED_QUERY_ESCAPE = new TargetRefusal('The request query has a "%" that is not followed by two hexadecimal digits.');
 const QUERY_NOT_UTF8 = new TargetRefusal('The request query is not valid UTF-8 once percent-decoded.');
 
-/** The value of a hex digit's char code, or -1. */
-function hexValue(code: number): number {
+/** The value of a hex digit's character or byte code, or -1 (also for none: past the end). */
+export function hexValue(code: number | undefined): number {
+  if (code === undefined) return -1;
   if (code >= 48 && code <= 57) return code - 48;
   const letter = code | LOWER_CASE_BIT;
   return letter >= 97 && letter <= 102 ? letter - 87 : -1;
