@@ -27,7 +27,8 @@ if (tracingEnabled()) {
     import('@opentelemetry/instrumentation-express'),
   ]);
   register();
-  const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: new PooledIdGenerator(), sampler: samplerFromEnv() });
+  const ids = new PooledIdGenerator();
+  const sdk = new NodeSDK({ instrumentations: [new ExpressInstrumentation()], idGenerator: ids, sampler: samplerFromEnv(process.env, ids) });
   sdk.start();
   // Flush spans on the way out; the service's own SIGTERM handler drains requests first.
   process.once('beforeExit', () => void sdk.shutdown());

@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import type { TraceIdWords } from './sampling.js';
 
 /** Hex digits per refill: 128 server spans' trace and span ids. */
 const BLOCK_CHARS = 6144;
@@ -19,13 +20,42 @@ const ZERO = 0x30;
  * sliced strings, so the all-zero check (W3C forbids such ids; one is drawn again) looks at the
  * first digit before comparing: an equality test on a sliced string goes through V8's runtime.
  */
-export class PooledIdGenerator {
+export class PooledIdGenerator implements TraceIdWords {
   readonly #block = Buffer.alloc(BLOCK_CHARS);
   #digits = '';
   #offset = 0;
+  /** The last trace id made, until the next refill overwrites its digits in `#block`. */
+  #lastTraceId: string | undefined;
+  /** Where its digits are in `#block`. */
+  #lastTraceIdAt = 0;
 
   generateTraceId(): string {
-    return this.#validId(32, INVALID_TRACE_ID);
+    const id = this.#validId(32, INVALID_TRACE_ID);
+    this.#lastTraceId = id;
+    this.#lastTraceIdAt = this.#offset - 32;
+    return id;
+  }
+
+  /**
+   * The ratio sampler asks for each root span's trace id right after it was made here. Reading the
+   * 32 digits of a sliced string cost ~1.5 % of a traced server's CPU at 10 % sampling (ADR 0009,
+   * ninth-session addendum); the same digits read from the block's bytes cost a sixth of that. The
+   * same string object compares by pointer.
+   */
+  xorOfWords(traceId: string): number | undefined {
+    if (traceId !== this.#lastTraceId) return undefined;
+    const block = this.#block;
+    let xor = 0;
+    for (let word = this.#lastTraceIdAt, end = word + 32; word < end; word += 8) {
+      let value = 0;
+      for (let i = word; i < word + 8; i++) {
+        const c = block[i]!;
+        // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low four bits, plus 9 for a letter.
+        value = (value << 4) | ((c & 15) + 9 * (c >> 6));
+      }
+      xor ^= value;
+    }
+    return xor >>> 0;
   }
 
   generateSpanId(): string {
@@ -49,6 +79,7 @@ export class PooledIdGenerator {
     const block = randomFillSync(this.#block);
     for (let i = 0; i < BLOCK_CHARS; i++) block[i] = HEX_DIGITS[block[i]! & 15]!;
     this.#digits = block.toString('latin1');
+    this.#lastTraceId = undefined;
     this.#offset = 0;
   }
 }

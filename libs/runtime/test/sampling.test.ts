@@ -51,6 +51,24 @@ describe('samplerFromEnv', () => {
     expect(sampled / 20_000).toBeLessThan(0.11);
   });
 
+  it('decides as the SDK does when the id generator tells the words of the ids it made, and for ids it did not make', () => {
+    const generator = new PooledIdGenerator();
+    const elsewhere = new PooledIdGenerator();
+    for (const ratio of [0, 0.1, 0.5, 1]) {
+      const ours = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ratio) }, generator);
+      const sdk = new TraceIdRatioBasedSampler(ratio);
+      const disagreements: string[] = [];
+      for (let i = 0; i < 5_000; i++) {
+        const traceId = (i % 2 === 0 ? generator : elsewhere).generateTraceId();
+        if (decide(ours, ROOT_CONTEXT, traceId) !== decide(sdk, ROOT_CONTEXT, traceId)) disagreements.push(`ratio ${ratio}, trace ${traceId}`);
+      }
+      for (const traceId of ['0'.repeat(32), 'a'.repeat(31), `${'a'.repeat(31)}g`, 'ABCDEF0123456789ABCDEF0123456789', '']) {
+        if (decide(ours, ROOT_CONTEXT, traceId) !== decide(sdk, ROOT_CONTEXT, traceId)) disagreements.push(`ratio ${ratio}, invalid trace ${traceId}`);
+      }
+      expect(disagreements).toEqual([]);
+    }
+  });
+
   it('drops invalid trace ids as the SDK ratio sampler does: all zero, too short or long, not hex; upper case is hex', () => {
     const ours = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' });
     const sdk = new TraceIdRatioBasedSampler(1);

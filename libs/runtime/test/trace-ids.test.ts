@@ -24,4 +24,20 @@ describe('PooledIdGenerator', () => {
     const digits = new Set(Array.from({ length: 200 }, () => ids.generateTraceId()).join(''));
     expect([...digits].sort().join('')).toBe('0123456789abcdef');
   });
+
+  it('tells the XOR of the four 32-bit words of the last trace id it made, and of no other id', () => {
+    const ids = new PooledIdGenerator();
+    expect(ids.xorOfWords('')).toBeUndefined();
+    const xorOf = (id: string) => [0, 8, 16, 24].reduce((xor, at) => (xor ^ Number.parseInt(id.slice(at, at + 8), 16)) >>> 0, 0);
+    let previous: string | undefined;
+    // Across refills of the pool (128 trace and span id pairs each).
+    for (let i = 0; i < 1_000; i++) {
+      const traceId = ids.generateTraceId();
+      ids.generateSpanId();
+      expect([traceId, ids.xorOfWords(traceId)]).toEqual([traceId, xorOf(traceId)]);
+      if (previous !== undefined) expect(ids.xorOfWords(previous)).toBeUndefined();
+      previous = traceId;
+    }
+    expect(ids.xorOfWords('f'.repeat(32))).toBeUndefined();
+  });
 });
