@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,8 +21,17 @@ const WARMUP_SECONDS = 3;
  * same code; measured together, two identical servers agree within ~2 % and a variant's loss within
  * a few points from round to round.
  */
-const ROUNDS = 7;
+const ROUNDS = 5;
 const ROUND_SECONDS = Math.min(DEFAULT_LOAD.durationSeconds, 4);
+/**
+ * Fresh pairs of processes per variant in the saturated pass. Windows of one pair agree with each
+ * other better than pairs do: two identical servers, four fresh pairs of four windows, read medians
+ * of -3.6 % to +1.3 % (single windows -5.4 % to +6.3 %), so one pair can be a few points off for
+ * the life of its processes. The loss is the median over every window of every pair.
+ */
+const SATURATED_PAIRS = 3;
+/** At the fixed rate one pair read metrics alone as anything from -5.7 to +6.3 µs in three runs. */
+const FIXED_RATE_PAIRS = 3;
 /** Servers under test on one CPU, the two wrk on the other (when taskset is there): no migrations between them. */
 const SERVER_CPU = 1;
 const WRK_CPU = 0;
@@ -67,11 +76,23 @@ interface Round extends LoadResult {
 
 const median = (values: readonly number[]): number => percentile(values, 50);
 
-/** utime + stime of a process in seconds (Linux /proc, USER_HZ = 100). */
+/**
+ * A process's time on CPU in seconds, all threads, to the nanosecond: the first field of each thread's
+ * /proc schedstat. utime + stime from /proc/<pid>/stat count 10 ms ticks, which at the fixed rate
+ * (~70 ticks per window) moved a window's figure by ±1.5 % by themselves.
+ */
 async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const threads = await readdir(`/proc/${pid}/task`);
+  const nanos = await Promise.all(
+    threads.map(async (thread) => {
+      try {
+        return Number((await readFile(`/proc/${pid}/task/${thread}/schedstat`, 'utf8')).split(' ')[0]);
+      } catch {
+        return 0; // the thread ended between the listing and the read
+      }
+    }),
+  );
+  return nanos.reduce((sum, n) => sum + n, 0) / 1e9;
 }
 
 /** One window: load two servers at once, each with its own wrk, and read each one's CPU time. */
@@ -137,29 +158,37 @@ export async function overhead(): Promise<Section> {
   };
   const server = (service: Running) => ({ url: `http://127.0.0.1:${service.port}${PATH}`, pid: service.child.pid! });
   /** Each variant's windows and, for each, the baseline's figures in that same window. */
-  const measureAll = async (script: string | undefined): Promise<{ rounds: Round[][]; pairedBaseline: Round[][] }> => {
+  /** Each variant's windows, pair after pair, and, for each, the baseline's figures in that same window. */
+  const measureAll = async (script: string | undefined, pairs: number): Promise<{ rounds: Round[][]; pairedBaseline: Round[][] }> => {
     const rounds: Round[][] = variants.map(() => []);
     const pairedBaseline: Round[][] = variants.map(() => []);
     for (let i = 1; i < variants.length; i++) {
-      const [baselineService, service] = await Promise.all([start(variants[0]!), start(variants[i]!)]);
-      try {
-        const wrkCpu = pinned ? WRK_CPU : undefined;
-        // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
-        await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS, script);
-        for (let round = 0; round < ROUNDS; round++) {
-          const [baseline, measured] = await measurePair([server(baselineService), server(service)], wrkCpu, ROUND_SECONDS, script);
-          rounds[i]!.push(measured);
-          pairedBaseline[i]!.push(baseline);
+      for (let pair = 0; pair < pairs; pair++) {
+        const [baselineService, service] = await Promise.all([start(variants[0]!), start(variants[i]!)]);
+        try {
+          const wrkCpu = pinned ? WRK_CPU : undefined;
+          // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
+          await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS, script);
+          for (let round = 0; round < ROUNDS; round++) {
+            // Every other window starts the variant's wrk first: with the same server on both sides, the
+            // one loaded second served 1-4 % fewer requests per second at the same CPU per request.
+            const variantFirst = round % 2 === 1;
+            const pair = [server(baselineService), server(service)] as const;
+            const [first, second] = await measurePair(variantFirst ? [pair[1], pair[0]] : pair, wrkCpu, ROUND_SECONDS, script);
+            const [baseline, measured] = variantFirst ? [second, first] : [first, second];
+            rounds[i]!.push(measured);
+            pairedBaseline[i]!.push(baseline);
+          }
+        } finally {
+          await Promise.all([service.stop(), baselineService.stop()]);
         }
-      } finally {
-        await Promise.all([service.stop(), baselineService.stop()]);
       }
     }
     rounds[0] = pairedBaseline.flat();
     return { rounds, pairedBaseline };
   };
-  const { rounds, pairedBaseline } = await measureAll(undefined);
-  const fixed = await measureAll(fixedRateScript());
+  const { rounds, pairedBaseline } = await measureAll(undefined, SATURATED_PAIRS);
+  const fixed = await measureAll(fixedRateScript(), FIXED_RATE_PAIRS);
   const rps = rounds.map((r) => median(r.map((x) => x.requestsPerSecond)));
   const cpu = rounds.map((r) => median(r.map((x) => x.cpuMicrosPerRequest)));
   const p99 = rounds.map((r) => median(r.map((x) => x.p99Ms)));
@@ -167,7 +196,14 @@ export async function overhead(): Promise<Section> {
   // Paired: each window against the baseline in the same window, then the median over rounds. A
   // CPU-bound server's throughput is 1 / CPU per request, so the CPU ratio is the loss a quiet machine would show.
   const pairedLoss = (i: number, lossOf: (variant: Round, baseline: Round) => number) => median(rounds[i]!.map((r, k) => lossOf(r, pairedBaseline[i]![k]!))) * 100;
-  const cpuLoss = (i: number) => pairedLoss(i, (r, base) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest);
+  const cpuLossOf = (r: Round, base: Round) => 1 - base.cpuMicrosPerRequest / r.cpuMicrosPerRequest;
+  const cpuLoss = (i: number) => pairedLoss(i, cpuLossOf);
+  /** The median loss from CPU of each pair on its own, in the order measured: how far pairs disagree. */
+  const cpuLossByPair = (i: number) =>
+    Array.from({ length: SATURATED_PAIRS }, (_, pair) => {
+      const windows = Array.from({ length: ROUNDS }, (_, k) => pair * ROUNDS + k);
+      return `${(median(windows.map((k) => cpuLossOf(rounds[i]![k]!, pairedBaseline[i]![k]!))) * 100).toFixed(1)}%`;
+    }).join(' / ');
   const rpsLoss = (i: number) => pairedLoss(i, (r, base) => 1 - r.requestsPerSecond / base.requestsPerSecond);
   const control = variants.length - 1;
   const fixedCpu = (i: number) => median(fixed.rounds[i]!.map((x) => x.cpuMicrosPerRequest));
@@ -188,6 +224,7 @@ export async function overhead(): Promise<Section> {
     i === 0 ? '—' : `${rpsLoss(i).toFixed(1)}%`,
     fmt(cpu[i]!, 1),
     i === 0 ? '—' : `${cpuLoss(i).toFixed(1)}%`,
+    i === 0 ? '—' : cpuLossByPair(i),
     fmt(p99[i]!, 2),
     errors[i]!,
   ]);
@@ -195,9 +232,9 @@ export async function overhead(): Promise<Section> {
     id: 'overhead',
     title: 'Observability overhead on the hottest endpoint',
     intro:
-      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on. Each variant runs beside a baseline (everything off) started with it and is loaded in ${ROUNDS} back-to-back windows of ${ROUND_SECONDS} s (after ${WARMUP_SECONDS} s of warm-up) at the same time as the baseline, each server by its own wrk` +
-      `${pinned ? ` (both servers pinned to CPU ${SERVER_CPU}, both wrk to CPU ${WRK_CPU})` : ''}, so the two share the same seconds of one core: req/s is each server's half of that core, CPU and p99 are medians over the rounds. ` +
-      'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over rounds of the loss against the baseline measured in the same window. ' +
+      `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on. Each variant runs beside a baseline (everything off) started with it and is loaded in ${ROUNDS} back-to-back windows of ${ROUND_SECONDS} s (after ${WARMUP_SECONDS} s of warm-up) at the same time as the baseline, in ${SATURATED_PAIRS} fresh pairs of processes one after the other, each server by its own wrk` +
+      `${pinned ? ` (both servers pinned to CPU ${SERVER_CPU}, both wrk to CPU ${WRK_CPU})` : ''}, so the two share the same seconds of one core: req/s is each server's half of that core, CPU and p99 are medians over all windows. ` +
+      'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over all windows of the loss against the baseline measured in the same window; the column after it shows the median of each pair alone, since a pair of processes can sit a few points off for its whole life. ' +
       'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them. ' +
       `The last row is the control: the baseline plus ${CONTROL_BUSY_US} µs of busy CPU before each request, which charged exactly would read ${controlExpected.toFixed(1)}% (those µs over the baseline's CPU per request) and reads ${cpuLoss(control).toFixed(1)}%. ` +
@@ -211,7 +248,7 @@ export async function overhead(): Promise<Section> {
       `taskset -c ${WRK_CPU} wrk -t1 -c${DEFAULT_LOAD.connections} -d${ROUND_SECONDS}s --latency -H 'Accept-Encoding: gzip' http://127.0.0.1:<port>${PATH}   # two at once: the baseline's port and the variant's`,
     ],
     tables: [
-      { columns: ['variant', 'req/s (sharing a core with the baseline)', 'throughput loss', 'CPU µs/request', 'loss from CPU', 'p99 ms', 'errors'], rows },
+      { columns: ['variant', 'req/s (sharing a core with the baseline)', 'throughput loss', 'CPU µs/request', 'loss from CPU', `loss from CPU in each of the ${SATURATED_PAIRS} pairs`, 'p99 ms', 'errors'], rows },
       { columns: [`variant, at a fixed rate (wrk waits ${FIXED_RATE_DELAY_MS} ms per connection between requests)`, 'req/s', 'CPU µs/request', 'added CPU µs/request', 'loss from CPU'], rows: fixedRows },
     ],
     figures: {
