@@ -1,5 +1,6 @@
 import { diag, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
 import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
+import { hexValue } from './http/request-target.js';
 
 /** sdk-trace's SamplingDecision values: importing the enum would load the SDK into untraced servers. */
 export const NOT_RECORD = 0;
@@ -46,9 +47,8 @@ function xorOfWords(traceId: string): number | undefined {
   for (let i = 0; i < 32; i += 8) {
     let word = 0;
     for (let j = i; j < i + 8; j++) {
-      const c = traceId.charCodeAt(j);
-      // '0'-'9', 'A'-'F', 'a'-'f'; anything else makes the id invalid.
-      const digit = c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 70 ? c - 55 : c >= 97 && c <= 102 ? c - 87 : -1;
+      // Upper- and lower-case hex digits; anything else makes the id invalid.
+      const digit = hexValue(traceId.charCodeAt(j));
       if (digit < 0) return undefined;
       word = (word << 4) | digit;
     }
