@@ -157,7 +157,6 @@ export async function overhead(): Promise<Section> {
     return service;
   };
   const server = (service: Running) => ({ url: `http://127.0.0.1:${service.port}${PATH}`, pid: service.child.pid! });
-  /** Each variant's windows and, for each, the baseline's figures in that same window. */
   /** Each variant's windows, pair after pair, and, for each, the baseline's figures in that same window. */
   const measureAll = async (script: string | undefined, pairs: number): Promise<{ rounds: Round[][]; pairedBaseline: Round[][] }> => {
     const rounds: Round[][] = variants.map(() => []);
@@ -167,14 +166,14 @@ export async function overhead(): Promise<Section> {
         const [baselineService, service] = await Promise.all([start(variants[0]!), start(variants[i]!)]);
         try {
           const wrkCpu = pinned ? WRK_CPU : undefined;
+          const servers = [server(baselineService), server(service)] as const;
           // Warm up first (JIT, the exporter's first failed batch): only steady state counts.
-          await measurePair([server(baselineService), server(service)], wrkCpu, WARMUP_SECONDS, script);
+          await measurePair(servers, wrkCpu, WARMUP_SECONDS, script);
           for (let round = 0; round < ROUNDS; round++) {
             // Every other window starts the variant's wrk first: with the same server on both sides, the
             // one loaded second served 1-4 % fewer requests per second at the same CPU per request.
             const variantFirst = round % 2 === 1;
-            const pair = [server(baselineService), server(service)] as const;
-            const [first, second] = await measurePair(variantFirst ? [pair[1], pair[0]] : pair, wrkCpu, ROUND_SECONDS, script);
+            const [first, second] = await measurePair(variantFirst ? [servers[1], servers[0]] : servers, wrkCpu, ROUND_SECONDS, script);
             const [baseline, measured] = variantFirst ? [second, first] : [first, second];
             rounds[i]!.push(measured);
             pairedBaseline[i]!.push(baseline);
