@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { jetstream } from '@nats-io/jetstream';
@@ -63,6 +63,57 @@ describe('file store specifics', () => {
       const saved = JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> };
       expect(Object.keys(saved.subscriptions)).toEqual([sub.key]);
       expect((await stat(join(dir.path, SUBSCRIPTIONS_FILE))).mode & 0o777).toBe(0o600);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('resolves each of many concurrent updates only once the file holds it', async () => {
+    const dir = await tempDir('websub-store-file-');
+    try {
+      const store = await openFileSubscriptionStore(dir.path);
+      const subs = Array.from({ length: 40 }, (_, i) => sampleSubscription(`https://g.example/cb/${i}`));
+      const onDiskWhenResolved = await Promise.all(
+        subs.map(async (sub) => {
+          await store.update(sub.key, () => sub);
+          const saved = JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> };
+          return sub.key in saved.subscriptions;
+        }),
+      );
+      expect(onDiskWhenResolved.every(Boolean)).toBe(true);
+      expect(await store.list()).toHaveLength(40);
+      await store.close();
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('a write that fails rejects every update it carried and changes nothing; the next write starts afresh', async () => {
+    const dir = await tempDir('websub-store-file-');
+    try {
+      const store = await openFileSubscriptionStore(dir.path);
+      // A directory where the store writes its temporary file: the write cannot open it.
+      const blocker = join(dir.path, `${SUBSCRIPTIONS_FILE}.${process.pid}.tmp`);
+      await mkdir(blocker);
+      const [a, b] = [sampleSubscription('https://h.example/a'), sampleSubscription('https://h.example/b')];
+      const outcomes = await Promise.allSettled([store.update(a.key, () => a), store.update(b.key, () => b)]);
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      expect(await store.list()).toEqual([]);
+
+      // A change that throws fails alone; the updates written with it are kept.
+      await rm(blocker, { recursive: true });
+      const thrown = new Error('change failed');
+      const mixed = await Promise.allSettled([
+        store.update(a.key, () => a),
+        store.update(b.key, () => {
+          throw thrown;
+        }),
+      ]);
+      expect(mixed).toEqual([{ status: 'fulfilled', value: a }, { status: 'rejected', reason: thrown }]);
+      await store.close();
+      const reopened = await openFileSubscriptionStore(dir.path);
+      expect(await reopened.list()).toEqual([a]);
+      await reopened.close();
     } finally {
       await dir.remove();
     }

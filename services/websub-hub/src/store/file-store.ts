@@ -9,23 +9,28 @@ interface FileContents {
   readonly topics: Partial<Record<TopicName, TopicState>>;
 }
 
+/** One `update` waiting for the file: its change applied to the state it is given, and its caller told how that went. */
+interface PendingWrite {
+  apply(state: FileContents): FileContents;
+  settle(error: unknown | null): void;
+}
+
 export const SUBSCRIPTIONS_FILE = 'websub-subscriptions.json';
 
 /**
  * Durable store for the standalone process (no NATS): the whole state in one JSON file under
  * DATA_DIR, rewritten through a temporary file + fsync + rename, so a crash leaves either the old
- * file or the new one. Writes are serialised, which makes every `update` atomic.
+ * file or the new one. Changes are applied one after another, which makes every `update` atomic,
+ * and those that arrive while a write is under way go to disk together in the next one (group
+ * commit): a fan-out records every subscriber's outcome, and one fsync each, in line, let a slow
+ * disk hold the last notification back by the sum of them. An `update` resolves only once the file
+ * holds its change; reads see only what the file holds.
  */
 export async function openFileSubscriptionStore(dataDir: string): Promise<SubscriptionStore> {
   const path = join(dataDir, SUBSCRIPTIONS_FILE);
   let state: FileContents = await load(path);
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => undefined);
-    return next;
-  };
+  let waiting: PendingWrite[] = [];
+  let writing: Promise<void> | null = null;
 
   const persist = async (next: FileContents): Promise<void> => {
     // Created on the first write: a hub nobody subscribed to leaves no trace on disk.
@@ -39,21 +44,56 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
       await handle.close();
     }
     await rename(temp, path);
-    state = next;
+  };
+
+  const writeWaiting = async (): Promise<void> => {
+    // Updates made in the same tick as the first one join its write.
+    await Promise.resolve();
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      let next = state;
+      const applied: PendingWrite[] = [];
+      for (const write of batch) {
+        try {
+          next = write.apply(next);
+          applied.push(write);
+        } catch (error) {
+          write.settle(error);
+        }
+      }
+      try {
+        if (next !== state) await persist(next);
+        state = next;
+        for (const write of applied) write.settle(null);
+      } catch (error) {
+        // Nothing of this batch reached the file: every caller in it is told, and the state stays as it was.
+        for (const write of applied) write.settle(error);
+      }
+    }
+    // Cleared in the same step that found nothing waiting, so an update made after it starts a new writer.
+    writing = null;
   };
 
   /** One atomic read-change-write of an entry in one section of the file. */
   const updateEntry = <S extends keyof FileContents, T>(section: S, key: string, change: Change<T>): Promise<T | null> =>
-    serialised(async () => {
-      const entries = state[section] as Record<string, T>;
-      const current = entries[key] ?? null;
-      const next = change(current);
-      if (next === undefined) return current;
-      const updated = { ...entries };
-      if (next === null) delete updated[key];
-      else updated[key] = next;
-      await persist({ ...state, [section]: updated });
-      return next;
+    new Promise((resolve, reject) => {
+      let result: T | null = null;
+      waiting.push({
+        apply: (current) => {
+          const entries = current[section] as Record<string, T>;
+          const before = entries[key] ?? null;
+          const after = change(before);
+          result = after === undefined ? before : after;
+          if (after === undefined) return current;
+          const updated = { ...entries };
+          if (after === null) delete updated[key];
+          else updated[key] = after;
+          return { ...current, [section]: updated };
+        },
+        settle: (error) => (error === null ? resolve(result) : reject(error)),
+      });
+      writing ??= writeWaiting();
     });
 
   return {
@@ -62,7 +102,9 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     update: (key, change: Change<Subscription>) => updateEntry('subscriptions', key, change),
     topicState: async (topic) => state.topics[topic] ?? null,
     updateTopicState: (topic, change: Change<TopicState>) => updateEntry('topics', topic, change),
-    close: () => serialised(async () => undefined),
+    close: async () => {
+      while (writing) await writing;
+    },
   };
 }
 
