@@ -3,7 +3,7 @@
  * change of every headline figure against the previous report.
  */
 import { join } from 'node:path';
-import { deltas, readPrevious, writeReport, type Section } from './lib/report.ts';
+import { deltas, machineDescription, readPrevious, writeReport, type Section } from './lib/report.ts';
 import { repoRoot } from './lib/processes.ts';
 import { staticRepresentations } from './suites/static.ts';
 import { search } from './suites/search.ts';
@@ -36,6 +36,7 @@ for (const name of requested.length ? requested : Object.keys(SUITES)) {
   console.log(`bench: ${name} …`);
   const section = await SUITES[name]!();
   section.measuredAt = new Date().toISOString().slice(0, 10);
+  section.machine = machineDescription();
   sections.push(section);
   for (const table of section.tables) console.table(table.rows.map((r) => Object.fromEntries(table.columns.map((c, i) => [c, r[i]]))));
 }

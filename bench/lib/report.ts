@@ -18,9 +18,12 @@ export interface Section {
   readonly figures: Record<string, number>;
   readonly targets?: string[];
   measuredAt?: string;
+  /** The machine this section was measured on: sessions get different hardware (machineDescription). */
+  machine?: string;
 }
 
 interface Stored {
+  /** The machine of the last run; sections written before they named their own have only this. */
   machine: string;
   sections: Section[];
 }
@@ -73,7 +76,8 @@ export function deltas(previous: Stored | null, current: Section[]): string[] {
       const old = before.figures[key];
       if (old === undefined || old === 0) continue;
       const change = ((value - old) / old) * 100;
-      lines.push(`${section.id}.${key}: ${fmt(old, 2)} → ${fmt(value, 2)} (${change >= 0 ? '+' : ''}${change.toFixed(1)}%)`);
+      const otherMachine = (before.machine ?? previous.machine) !== section.machine ? ', previous run on another machine' : '';
+      lines.push(`${section.id}.${key}: ${fmt(old, 2)} → ${fmt(value, 2)} (${change >= 0 ? '+' : ''}${change.toFixed(1)}%${otherMachine})`);
     }
   }
   return lines;
@@ -82,7 +86,8 @@ export function deltas(previous: Stored | null, current: Section[]): string[] {
 /** Merge freshly measured sections into the stored ones and write the Markdown report. */
 export function writeReport(file: string, fresh: Section[], changeLines: string[]): void {
   const previous = readPrevious(file);
-  const sections = [...(previous?.sections ?? []).filter((s) => !fresh.some((f) => f.id === s.id)), ...fresh].sort((a, b) => a.id.localeCompare(b.id));
+  const kept = (previous?.sections ?? []).filter((s) => !fresh.some((f) => f.id === s.id));
+  const sections = [...kept, ...fresh].sort((a, b) => a.id.localeCompare(b.id));
   const stored: Stored = { machine: machineDescription(), sections };
   const body = [
     '# Benchmarks',
@@ -92,14 +97,14 @@ export function writeReport(file: string, fresh: Section[], changeLines: string[
     'available, an anchor: Debian\'s nginx serving the same files with `gzip_static`. The server under test',
     'runs as one process (one core); the load generator (`wrk -t1`) gets the other core.',
     '',
-    `Machine: ${stored.machine}.`,
+    'Each section names the machine it was measured on: figures from different machines do not compare.',
     '',
     'Run one suite with `npm run bench -- <suite id>`; the other sections keep their previous figures.',
     '',
     ...sections.flatMap((s) => [
       `## ${s.title}`,
       '',
-      `Suite \`${s.id}\`, measured ${s.measuredAt ?? 'earlier'}.`,
+      `Suite \`${s.id}\`, measured ${s.measuredAt ?? 'earlier'} on ${s.machine ?? 'a machine not recorded'}.`,
       '',
       s.intro,
       '',
