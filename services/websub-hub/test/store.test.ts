@@ -1,12 +1,13 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from '@jest/globals';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import { openFileSubscriptionStore, SUBSCRIPTIONS_FILE } from '../src/store/file-store.js';
 import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
+import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { describeSubscriptionStoreContract, sampleSubscription } from './store-contract.js';
 import { tempDir } from './support.js';
 
@@ -52,71 +53,64 @@ describeSubscriptionStoreContract('NATS JetStream KV', async () => {
 });
 
 describe('file store specifics', () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  let store: SubscriptionStore;
+  beforeEach(async () => {
+    dir = await tempDir('websub-store-file-');
+    store = await openFileSubscriptionStore(dir.path);
+  });
+  afterEach(async () => {
+    await store.close();
+    await dir.remove();
+  });
+
+  /** The subscription keys the file holds right now. */
+  const keysOnDisk = async (): Promise<string[]> =>
+    Object.keys((JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> }).subscriptions);
+
   it('writes atomically (no temp file left) with owner-only permissions', async () => {
-    const dir = await tempDir('websub-store-file-');
-    try {
-      const store = await openFileSubscriptionStore(dir.path);
-      const sub = sampleSubscription('https://e.example/cb');
-      await store.update(sub.key, () => sub);
-      await store.close();
-      expect(await readdir(dir.path)).toEqual([SUBSCRIPTIONS_FILE]);
-      const saved = JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> };
-      expect(Object.keys(saved.subscriptions)).toEqual([sub.key]);
-      expect((await stat(join(dir.path, SUBSCRIPTIONS_FILE))).mode & 0o777).toBe(0o600);
-    } finally {
-      await dir.remove();
-    }
+    const sub = sampleSubscription('https://e.example/cb');
+    await store.update(sub.key, () => sub);
+    await store.close();
+    expect(await readdir(dir.path)).toEqual([SUBSCRIPTIONS_FILE]);
+    expect(await keysOnDisk()).toEqual([sub.key]);
+    expect((await stat(join(dir.path, SUBSCRIPTIONS_FILE))).mode & 0o777).toBe(0o600);
   });
 
   it('resolves each of many concurrent updates only once the file holds it', async () => {
-    const dir = await tempDir('websub-store-file-');
-    try {
-      const store = await openFileSubscriptionStore(dir.path);
-      const subs = Array.from({ length: 40 }, (_, i) => sampleSubscription(`https://g.example/cb/${i}`));
-      const onDiskWhenResolved = await Promise.all(
-        subs.map(async (sub) => {
-          await store.update(sub.key, () => sub);
-          const saved = JSON.parse(await readFile(join(dir.path, SUBSCRIPTIONS_FILE), 'utf8')) as { subscriptions: Record<string, unknown> };
-          return sub.key in saved.subscriptions;
-        }),
-      );
-      expect(onDiskWhenResolved.every(Boolean)).toBe(true);
-      expect(await store.list()).toHaveLength(40);
-      await store.close();
-    } finally {
-      await dir.remove();
-    }
+    const subs = Array.from({ length: 40 }, (_, i) => sampleSubscription(`https://g.example/cb/${i}`));
+    const onDiskWhenResolved = await Promise.all(
+      subs.map(async (sub) => {
+        await store.update(sub.key, () => sub);
+        return (await keysOnDisk()).includes(sub.key);
+      }),
+    );
+    expect(onDiskWhenResolved.every(Boolean)).toBe(true);
+    expect(await store.list()).toHaveLength(40);
   });
 
   it('a write that fails rejects every update it carried and changes nothing; the next write starts afresh', async () => {
-    const dir = await tempDir('websub-store-file-');
-    try {
-      const store = await openFileSubscriptionStore(dir.path);
-      // A directory where the store writes its temporary file: the write cannot open it.
-      const blocker = join(dir.path, `${SUBSCRIPTIONS_FILE}.${process.pid}.tmp`);
-      await mkdir(blocker);
-      const [a, b] = [sampleSubscription('https://h.example/a'), sampleSubscription('https://h.example/b')];
-      const outcomes = await Promise.allSettled([store.update(a.key, () => a), store.update(b.key, () => b)]);
-      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
-      expect(await store.list()).toEqual([]);
+    // A directory where the store writes its temporary file: the write cannot open it.
+    const blocker = join(dir.path, `${SUBSCRIPTIONS_FILE}.${process.pid}.tmp`);
+    await mkdir(blocker);
+    const [a, b] = [sampleSubscription('https://h.example/a'), sampleSubscription('https://h.example/b')];
+    const outcomes = await Promise.allSettled([store.update(a.key, () => a), store.update(b.key, () => b)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(await store.list()).toEqual([]);
 
-      // A change that throws fails alone; the updates written with it are kept.
-      await rm(blocker, { recursive: true });
-      const thrown = new Error('change failed');
-      const mixed = await Promise.allSettled([
-        store.update(a.key, () => a),
-        store.update(b.key, () => {
-          throw thrown;
-        }),
-      ]);
-      expect(mixed).toEqual([{ status: 'fulfilled', value: a }, { status: 'rejected', reason: thrown }]);
-      await store.close();
-      const reopened = await openFileSubscriptionStore(dir.path);
-      expect(await reopened.list()).toEqual([a]);
-      await reopened.close();
-    } finally {
-      await dir.remove();
-    }
+    // A change that throws fails alone; the updates written with it are kept.
+    await rm(blocker, { recursive: true });
+    const thrown = new Error('change failed');
+    const mixed = await Promise.allSettled([
+      store.update(a.key, () => a),
+      store.update(b.key, () => {
+        throw thrown;
+      }),
+    ]);
+    expect(mixed).toEqual([{ status: 'fulfilled', value: a }, { status: 'rejected', reason: thrown }]);
+    const reopened = await openFileSubscriptionStore(dir.path);
+    expect(await reopened.list()).toEqual([a]);
+    await reopened.close();
   });
 });
 
