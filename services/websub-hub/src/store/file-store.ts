@@ -12,7 +12,8 @@ interface FileContents {
 /** One `update` waiting for the file: its change applied to the state it is given, and its caller told how that went. */
 interface PendingWrite {
   apply(state: FileContents): FileContents;
-  settle(error: unknown | null): void;
+  resolve(): void;
+  reject(error: unknown): void;
 }
 
 export const SUBSCRIPTIONS_FILE = 'websub-subscriptions.json';
@@ -59,16 +60,16 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
           next = write.apply(next);
           applied.push(write);
         } catch (error) {
-          write.settle(error);
+          write.reject(error);
         }
       }
       try {
         if (next !== state) await persist(next);
         state = next;
-        for (const write of applied) write.settle(null);
+        for (const write of applied) write.resolve();
       } catch (error) {
         // Nothing of this batch reached the file: every caller in it is told, and the state stays as it was.
-        for (const write of applied) write.settle(error);
+        for (const write of applied) write.reject(error);
       }
     }
     // Cleared in the same step that found nothing waiting, so an update made after it starts a new writer.
@@ -91,7 +92,8 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
           else updated[key] = after;
           return { ...current, [section]: updated };
         },
-        settle: (error) => (error === null ? resolve(result) : reject(error)),
+        resolve: () => resolve(result),
+        reject,
       });
       writing ??= writeWaiting();
     });
