@@ -42,12 +42,15 @@ afterAll(async () => {
   await dir?.remove();
 });
 
-/** Publish a new dataset version (every topic's bytes change) and wait until the hub queued its notifications. */
-async function publishChange(): Promise<Snapshot> {
+/**
+ * Publish a new dataset version (every topic's bytes change) and wait until the hub queued its
+ * notifications: on the shared hub unless a test's own hub and follower are given.
+ */
+async function publishChange(on: { hub: RunningHub; follower: TestFollower } = { hub, follower }): Promise<Snapshot> {
   const snapshot = snapshotFor(++seed);
-  follower.publish(snapshot);
+  on.follower.publish(snapshot);
   await waitFor(
-    async () => (await Promise.all(TOPICS.map(async (t) => (await hub.store.topicState(t))?.etag === snapshot.topic(t).identity.etag))).every(Boolean),
+    async () => (await Promise.all(TOPICS.map(async (t) => (await on.hub.store.topicState(t))?.etag === snapshot.topic(t).identity.etag))).every(Boolean),
     5000,
     'change announced on every topic',
   );
@@ -432,13 +435,7 @@ describe('renewals and secrets', () => {
     const follower2 = new TestFollower();
     follower2.publish(snapshotFor(++seed));
     const retrying = await startHub({ pki, dataDir: dir2.path, follower: follower2, env: { WEBSUB_RETRY_DELAYS_MS: '0,600000' } });
-    const publishOn2 = async (): Promise<Buffer> => {
-      const snapshot = snapshotFor(++seed);
-      follower2.publish(snapshot);
-      const body = snapshot.topic('reviews').identity;
-      await waitFor(async () => (await retrying.store.topicState('reviews'))?.etag === body.etag, 5000, 'change announced');
-      return body.body;
-    };
+    const publishOn2 = async (): Promise<Buffer> => (await publishChange({ hub: retrying, follower: follower2 })).topic('reviews').identity.body;
     try {
       const callback = subscriber.url('newest');
       const key = subscriptionKey(TOPIC_URLS.reviews, callback);
