@@ -3,6 +3,7 @@
  * change of every headline figure against the previous report.
  */
 import { join } from 'node:path';
+import { wrkVersion } from './lib/wrk.ts';
 import { deltas, machineDescription, readPrevious, writeReport, type Section } from './lib/report.ts';
 import { repoRoot } from './lib/processes.ts';
 import { staticRepresentations } from './suites/static.ts';
@@ -27,6 +28,12 @@ const requested = process.argv.slice(2);
 const unknown = requested.filter((name) => !(name in SUITES));
 if (unknown.length) {
   console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${Object.keys(SUITES).join(', ')}`);
+  process.exit(2);
+}
+try {
+  wrkVersion();
+} catch (error) {
+  console.error((error as Error).message);
   process.exit(2);
 }
 const report = join(repoRoot, 'docs/benchmarks.md');

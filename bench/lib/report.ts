@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { execFileSync } from 'node:child_process';
+import { wrkVersion } from './wrk.ts';
 
 export interface Table {
   readonly columns: string[];
@@ -33,14 +34,7 @@ const MARKER = '<!-- bench-data ';
 export function machineDescription(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const kernel = execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim();
-  const wrk = (() => {
-    try {
-      return execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]?.trim() ?? '';
-    } catch (error) {
-      return String((error as { stdout?: string }).stdout ?? '').split('\n')[0]?.trim() ?? 'wrk';
-    }
-  })();
-  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${kernel}, Node ${process.version}, ${wrk}`;
+  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${kernel}, Node ${process.version}, ${wrkVersion()}`;
 }
 
 export function readPrevious(file: string): Stored | null {

@@ -1,7 +1,19 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+
+/**
+ * wrk's version line, for the report. Every suite loads its servers with wrk, which the machines do
+ * not ship: without it, a suite would fail minutes in on a bare "command not found", so the runner
+ * asks for this first.
+ */
+export function wrkVersion(): string {
+  // wrk prints its version to stdout and exits 1.
+  const { error, stdout } = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
+  if (error) throw new Error(`npm run bench needs wrk on the PATH (Debian: apt-get install wrk): ${error.message}`);
+  return stdout.split('\n')[0]?.trim() || 'wrk';
+}
 
 export interface LoadSettings {
   readonly connections: number;
