@@ -3,7 +3,6 @@
  * change of every headline figure against the previous report.
  */
 import { join } from 'node:path';
-import { wrkVersion } from './lib/wrk.ts';
 import { deltas, machineDescription, readPrevious, writeReport, type Section } from './lib/report.ts';
 import { repoRoot } from './lib/processes.ts';
 import { staticRepresentations } from './suites/static.ts';
@@ -30,8 +29,10 @@ if (unknown.length) {
   console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${Object.keys(SUITES).join(', ')}`);
   process.exit(2);
 }
+// Described once, before any suite starts its servers: it also fails at once when wrk is missing.
+let machine: string;
 try {
-  wrkVersion();
+  machine = machineDescription();
 } catch (error) {
   console.error((error as Error).message);
   process.exit(2);
@@ -43,11 +44,11 @@ for (const name of requested.length ? requested : Object.keys(SUITES)) {
   console.log(`bench: ${name} …`);
   const section = await SUITES[name]!();
   section.measuredAt = new Date().toISOString().slice(0, 10);
-  section.machine = machineDescription();
+  section.machine = machine;
   sections.push(section);
   for (const table of section.tables) console.table(table.rows.map((r) => Object.fromEntries(table.columns.map((c, i) => [c, r[i]]))));
 }
 const changes = deltas(previous, sections);
 if (changes.length) console.log(`change against the previous report:\n  ${changes.join('\n  ')}`);
-writeReport(report, sections, changes);
+writeReport(report, machine, sections, changes);
 console.log(`bench: wrote ${report}`);

@@ -78,11 +78,11 @@ export function deltas(previous: Stored | null, current: Section[]): string[] {
 }
 
 /** Merge freshly measured sections into the stored ones and write the Markdown report. */
-export function writeReport(file: string, fresh: Section[], changeLines: string[]): void {
+export function writeReport(file: string, machine: string, fresh: Section[], changeLines: string[]): void {
   const previous = readPrevious(file);
   const kept = (previous?.sections ?? []).filter((s) => !fresh.some((f) => f.id === s.id));
   const sections = [...kept, ...fresh].sort((a, b) => a.id.localeCompare(b.id));
-  const stored: Stored = { machine: machineDescription(), sections };
+  const stored: Stored = { machine, sections };
   const body = [
     '# Benchmarks',
     '',

@@ -4,9 +4,9 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * wrk's version line, for the report. Every suite loads its servers with wrk, which the machines do
- * not ship: without it, a suite would fail minutes in on a bare "command not found", so the runner
- * asks for this first.
+ * wrk's version line, for the report's machine description. Every suite loads its servers with wrk,
+ * which the machines do not ship: without it, a suite would fail minutes in on a bare "command not
+ * found", so the runner describes the machine before any suite starts.
  */
 export function wrkVersion(): string {
   // wrk prints its version to stdout and exits 1.
