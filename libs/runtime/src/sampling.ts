@@ -1,4 +1,4 @@
-import { diag, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import { diag, ROOT_CONTEXT, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
 import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
 import { hexValue } from './http/request-target.js';
 
@@ -88,7 +88,8 @@ class ParentBased implements Sampler {
   constructor(private readonly root: Sampler) {}
 
   shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
-    const parent = trace.getSpanContext(context);
+    // A request without a traceparent asks with the root context, which holds no span.
+    const parent = context === ROOT_CONTEXT ? undefined : trace.getSpanContext(context);
     if (parent === undefined || !trace.isSpanContextValid(parent)) return this.root.shouldSample(context, traceId, spanName, spanKind, attributes, links);
     return (parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? SAMPLED : DROPPED;
   }

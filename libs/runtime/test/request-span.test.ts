@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
 import { SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { RequestSpan, requestSpanSink, type RequestSpanSink } from '../src/http/request-span.js';
@@ -98,5 +99,19 @@ describe('RequestSpan', () => {
     expect(span.duration[0]).toBe(1);
     expect(span.duration[1]).toBeCloseTo(500_250_000, -3);
     expect(span.endTime[0] * 1000 + span.endTime[1] / 1e6).toBeCloseTo(startMillis + 1500.25, 3);
+  });
+
+  it('ends at a performance.now() reading, as observeRequest passes the one its histogram took', () => {
+    const { sink } = setup();
+    const before = performance.now();
+    const span = new RequestSpan(sink, 'GET', context, undefined, undefined);
+    const after = performance.now();
+    span.end(after + 2.5);
+    const durationMillis = span.duration[0] * 1000 + span.duration[1] / 1e6;
+    expect(durationMillis).toBeGreaterThanOrEqual(2.5);
+    expect(durationMillis).toBeLessThanOrEqual(2.5 + (after - before) + 1e-6);
+    const endMillis = span.endTime[0] * 1000 + span.endTime[1] / 1e6;
+    const startMillis = span.startTime[0] * 1000 + span.startTime[1] / 1e6;
+    expect(endMillis - startMillis).toBeCloseTo(durationMillis, 2);
   });
 });

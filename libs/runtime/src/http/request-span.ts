@@ -183,7 +183,13 @@ export class RequestSpan implements Span, ReadableSpan {
 
   end(endTime?: TimeInput): void {
     if (this.ended) return;
-    const elapsed = endTime === undefined ? performance.now() - this.#startedAt : epochMillisOf(endTime) - (performance.timeOrigin + this.#startedAt);
+    const elapsed =
+      endTime === undefined
+        ? performance.now() - this.#startedAt
+        : // A performance.now() reading, as the API allows (observeRequest passes its own): kept relative, at full precision.
+          typeof endTime === 'number' && endTime < performance.timeOrigin
+          ? endTime - this.#startedAt
+          : epochMillisOf(endTime) - (performance.timeOrigin + this.#startedAt);
     // As the SDK does: an end before the start ends the span at its start.
     this.#elapsed = Math.max(0, elapsed);
     // The SDK's processors type their argument as its own span class; they only read ReadableSpan.
