@@ -1,4 +1,4 @@
-import { diag, ROOT_CONTEXT, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import { diag, ROOT_CONTEXT, trace, TraceFlags, type Attributes, type Context, type Link, type SpanContext, type SpanKind } from '@opentelemetry/api';
 import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
 import { hexValue } from './http/request-target.js';
 
@@ -83,14 +83,23 @@ class TraceIdRatio implements Sampler {
   }
 }
 
+/**
+ * The span context `context` carries when it is valid: the parent of a span started in it. The root
+ * context, which every request without a traceparent starts from, carries none.
+ */
+export function validParentOf(context: Context): SpanContext | undefined {
+  if (context === ROOT_CONTEXT) return undefined;
+  const parent = trace.getSpanContext(context);
+  return parent !== undefined && trace.isSpanContextValid(parent) ? parent : undefined;
+}
+
 /** W3C ParentBased with the SDK's defaults: follow a valid parent's sampled flag, else ask `root`. */
 class ParentBased implements Sampler {
   constructor(private readonly root: Sampler) {}
 
   shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
-    // A request without a traceparent asks with the root context, which holds no span.
-    const parent = context === ROOT_CONTEXT ? undefined : trace.getSpanContext(context);
-    if (parent === undefined || !trace.isSpanContextValid(parent)) return this.root.shouldSample(context, traceId, spanName, spanKind, attributes, links);
+    const parent = validParentOf(context);
+    if (parent === undefined) return this.root.shouldSample(context, traceId, spanName, spanKind, attributes, links);
     return (parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? SAMPLED : DROPPED;
   }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
-import { NOT_RECORD, RECORD_AND_SAMPLED } from '../sampling.js';
+import { NOT_RECORD, RECORD_AND_SAMPLED, validParentOf } from '../sampling.js';
 import { TRACER_NAME } from '../tracing.js';
 
 const SPAN = Symbol('serverSpan');
@@ -29,9 +29,7 @@ function registeredTracer(): unknown {
  * so tracing is never suppressed there.
  */
 function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context): Span {
-  // Most requests carry no traceparent: their parent is the root context, which holds no span.
-  const parentSpanContext = parent === ROOT_CONTEXT ? undefined : trace.getSpanContext(parent);
-  const validParent = parentSpanContext !== undefined && trace.isSpanContextValid(parentSpanContext) ? parentSpanContext : undefined;
+  const validParent = validParentOf(parent);
   const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
   const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
   const traceState = decision.traceState ?? validParent?.traceState;
