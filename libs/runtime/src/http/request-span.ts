@@ -181,17 +181,20 @@ export class RequestSpan implements Span, ReadableSpan {
     this.addEvent('exception', attributes, time);
   }
 
+  /**
+   * Milliseconds from the start to `time`, or to now. A performance.now() reading, as the API allows
+   * and observeRequest passes, stays on that clock: no detour through the epoch, which rounds.
+   */
+  #millisSinceStart(time: TimeInput | undefined): number {
+    if (time === undefined) return performance.now() - this.#startedAt;
+    if (typeof time === 'number' && time < performance.timeOrigin) return time - this.#startedAt;
+    return epochMillisOf(time) - (performance.timeOrigin + this.#startedAt);
+  }
+
   end(endTime?: TimeInput): void {
     if (this.ended) return;
-    const elapsed =
-      endTime === undefined
-        ? performance.now() - this.#startedAt
-        : // A performance.now() reading, as the API allows (observeRequest passes its own): kept relative, at full precision.
-          typeof endTime === 'number' && endTime < performance.timeOrigin
-          ? endTime - this.#startedAt
-          : epochMillisOf(endTime) - (performance.timeOrigin + this.#startedAt);
     // As the SDK does: an end before the start ends the span at its start.
-    this.#elapsed = Math.max(0, elapsed);
+    this.#elapsed = Math.max(0, this.#millisSinceStart(endTime));
     // The SDK's processors type their argument as its own span class; they only read ReadableSpan.
     this.sink.processor.onEnding?.(this as never);
     this.ended = true;
