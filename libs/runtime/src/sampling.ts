@@ -13,7 +13,27 @@ const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always
 const DEFAULT_SAMPLER = 'parentbased_always_on';
 const DEFAULT_RATIO = 1;
 
-class AlwaysOn implements Sampler {
+/**
+ * A sampler's decision for a span without a valid parent, as one number: such a span is sampled when
+ * the XOR of its trace id's four 32-bit words is below it (0: never, 2³²: always). The request path
+ * decides a root request with it before any id exists, and makes the ids of one it drops only if
+ * something reads them (http/trace-requests.ts).
+ */
+export interface RootUpperBound {
+  readonly rootUpperBound: number;
+}
+
+/** The root upper bound of the samplers samplerFromEnv makes; undefined for any other sampler. */
+export function rootUpperBoundOf(sampler: Sampler): number | undefined {
+  const bound = (sampler as Partial<RootUpperBound>).rootUpperBound;
+  return typeof bound === 'number' ? bound : undefined;
+}
+
+const ALL_WORDS = 0x100000000;
+
+class AlwaysOn implements Sampler, RootUpperBound {
+  readonly rootUpperBound = ALL_WORDS;
+
   shouldSample(): SamplingResult {
     return SAMPLED;
   }
@@ -23,7 +43,9 @@ class AlwaysOn implements Sampler {
   }
 }
 
-class AlwaysOff implements Sampler {
+class AlwaysOff implements Sampler, RootUpperBound {
+  readonly rootUpperBound = 0;
+
   shouldSample(): SamplingResult {
     return DROPPED;
   }
@@ -63,19 +85,19 @@ function xorOfWords(traceId: string): number | undefined {
  * trace id's four 32-bit words XORed, below ratio × 2³² - 1. Services running the SDK's own sampler
  * at the same ratio therefore keep or drop the same traces. The SDK drops invalid ids; so does this.
  */
-class TraceIdRatio implements Sampler {
-  readonly #upperBound: number;
+class TraceIdRatio implements Sampler, RootUpperBound {
+  readonly rootUpperBound: number;
 
   constructor(
     private readonly ratio: number,
     private readonly ids: TraceIdWords | undefined,
   ) {
-    this.#upperBound = ratio === 1 ? 0x100000000 : Math.floor(ratio * 0xffffffff);
+    this.rootUpperBound = ratio === 1 ? ALL_WORDS : Math.floor(ratio * 0xffffffff);
   }
 
   shouldSample(_context: Context, traceId: string): SamplingResult {
     const accumulation = this.ids?.xorOfWords(traceId) ?? xorOfWords(traceId);
-    return accumulation !== undefined && accumulation < this.#upperBound ? SAMPLED : DROPPED;
+    return accumulation !== undefined && accumulation < this.rootUpperBound ? SAMPLED : DROPPED;
   }
 
   toString(): string {
@@ -94,8 +116,12 @@ export function validParentOf(context: Context): SpanContext | undefined {
 }
 
 /** W3C ParentBased with the SDK's defaults: follow a valid parent's sampled flag, else ask `root`. */
-class ParentBased implements Sampler {
-  constructor(private readonly root: Sampler) {}
+class ParentBased implements Sampler, RootUpperBound {
+  readonly rootUpperBound: number;
+
+  constructor(private readonly root: Sampler & RootUpperBound) {
+    this.rootUpperBound = root.rootUpperBound;
+  }
 
   shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
     const parent = validParentOf(context);

@@ -44,23 +44,43 @@ export class PooledIdGenerator implements TraceIdWords {
    */
   xorOfWords(traceId: string): number | undefined {
     if (traceId !== this.#lastTraceId) return undefined;
-    const block = this.#block;
-    let xor = 0;
-    for (let word = this.#lastTraceIdAt, end = word + 32; word < end; word += 8) {
-      let value = 0;
-      for (let i = word; i < word + 8; i++) {
-        const c = block[i]!;
-        // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low four bits, plus 9 for a letter. The
-        // block holds only these, and the runtime's general hexValue made this walk ~4 times slower.
-        value = (value << 4) | ((c & 15) + 9 * (c >> 6));
-      }
-      xor ^= value;
-    }
-    return xor >>> 0;
+    const at = this.#lastTraceIdAt;
+    return (this.#wordAt(at) ^ this.#wordAt(at + 8) ^ this.#wordAt(at + 16) ^ this.#wordAt(at + 24)) >>> 0;
+  }
+
+  /** A uniformly random 32-bit word, from the same crypto-random pool: a root request's sampling decision. */
+  randomWord(): number {
+    return this.#wordAt(this.#reserve(8));
+  }
+
+  /**
+   * A random trace id whose four 32-bit words XOR to `xor`: three random words, and the fourth that
+   * makes up the rest. A root request is decided from a random word before it has ids (xor below the
+   * sampler's bound: sampled); its ids then carry that decision, so the SDK's ratio sampler and every
+   * service sampling at the same ratio keep or drop the trace alike.
+   */
+  generateTraceIdWithXor(xor: number): string {
+    const at = this.#reserve(24);
+    const last = (xor ^ this.#wordAt(at) ^ this.#wordAt(at + 8) ^ this.#wordAt(at + 16)) >>> 0;
+    const id = this.#digits.slice(at, at + 24) + last.toString(16).padStart(8, '0');
+    return id === INVALID_TRACE_ID ? this.generateTraceIdWithXor(xor) : id;
   }
 
   generateSpanId(): string {
     return this.#validId(16, INVALID_SPAN_ID);
+  }
+
+  /** The 32-bit word the block's eight hex digits at `at` spell. */
+  #wordAt(at: number): number {
+    const block = this.#block;
+    let value = 0;
+    for (let i = at; i < at + 8; i++) {
+      const c = block[i]!;
+      // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low four bits, plus 9 for a letter. The
+      // block holds only these, and the runtime's general hexValue made this walk ~4 times slower.
+      value = (value << 4) | ((c & 15) + 9 * (c >> 6));
+    }
+    return value >>> 0;
   }
 
   #validId(chars: number, invalid: string): string {
@@ -70,10 +90,16 @@ export class PooledIdGenerator implements TraceIdWords {
   }
 
   #take(chars: number): string {
+    const at = this.#reserve(chars);
+    return this.#digits.slice(at, at + chars);
+  }
+
+  /** Where the next `chars` unused digits start, refilling the block first if it has fewer. */
+  #reserve(chars: number): number {
     if (this.#offset + chars > this.#digits.length) this.#refill();
-    const id = this.#digits.slice(this.#offset, this.#offset + chars);
+    const at = this.#offset;
     this.#offset += chars;
-    return id;
+    return at;
   }
 
   #refill(): void {

@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { diag, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
-import { samplerFromEnv } from '../src/sampling.js';
+import { rootUpperBoundOf, samplerFromEnv } from '../src/sampling.js';
 import { PooledIdGenerator } from '../src/trace-ids.js';
 
 const ids = new PooledIdGenerator();
@@ -67,6 +67,28 @@ describe('samplerFromEnv', () => {
       }
       expect(disagreements).toEqual([]);
     }
+  });
+
+  it.each(Object.keys(sdkSamplers))('tells its root decision as a bound on the words of the trace id, as the SDK decides for OTEL_TRACES_SAMPLER=%s', (name) => {
+    for (const ratio of [0, 0.1, 0.5, 1]) {
+      const bound = rootUpperBoundOf(samplerFromEnv({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: String(ratio) }));
+      expect(bound).toEqual(expect.any(Number));
+      const sdk = sdkSamplers[name]!(ratio);
+      const disagreements: string[] = [];
+      // Words at and around the bound, and random ones.
+      const words = [0, 1, bound! - 1, bound!, bound! + 1, 0xffffffff, ...Array.from({ length: 2_000 }, () => ids.randomWord())].filter((w) => w >= 0 && w < 2 ** 32);
+      for (const word of words) {
+        const traceId = ids.generateTraceIdWithXor(word);
+        const sampled = decide(sdk, ROOT_CONTEXT, traceId) === 2;
+        if (sampled !== word < bound!) disagreements.push(`ratio ${ratio}, word ${word}, trace ${traceId}`);
+      }
+      expect(disagreements).toEqual([]);
+    }
+  });
+
+  it("tells no bound for a sampler that is not the runtime's", () => {
+    expect(rootUpperBoundOf(new TraceIdRatioBasedSampler(0.1))).toBeUndefined();
+    expect(rootUpperBoundOf(new ParentBasedSampler({ root: new AlwaysOnSampler() }))).toBeUndefined();
   });
 
   it('drops invalid trace ids as the SDK ratio sampler does: all zero, too short or long, not hex; upper case is hex', () => {

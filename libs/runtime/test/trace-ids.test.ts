@@ -2,6 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { isValidSpanId, isValidTraceId } from '@opentelemetry/api';
 import { PooledIdGenerator } from '../src/trace-ids.js';
 
+/** The XOR of a trace id's four 32-bit words, read from its digits. */
+const xorOf = (id: string) => [0, 8, 16, 24].reduce((xor, at) => (xor ^ Number.parseInt(id.slice(at, at + 8), 16)) >>> 0, 0);
+
 describe('PooledIdGenerator', () => {
   it('gives valid W3C ids that do not repeat across many refills of its pool', () => {
     const ids = new PooledIdGenerator();
@@ -28,7 +31,6 @@ describe('PooledIdGenerator', () => {
   it('tells the XOR of the four 32-bit words of the last trace id it made, and of no other id', () => {
     const ids = new PooledIdGenerator();
     expect(ids.xorOfWords('')).toBeUndefined();
-    const xorOf = (id: string) => [0, 8, 16, 24].reduce((xor, at) => (xor ^ Number.parseInt(id.slice(at, at + 8), 16)) >>> 0, 0);
     let previous: string | undefined;
     // Across refills of the pool (128 trace and span id pairs each).
     for (let i = 0; i < 1_000; i++) {
@@ -39,5 +41,29 @@ describe('PooledIdGenerator', () => {
       previous = traceId;
     }
     expect(ids.xorOfWords('f'.repeat(32))).toBeUndefined();
+  });
+
+  it('makes valid, distinct trace ids whose words XOR to the word asked for, across refills', () => {
+    const ids = new PooledIdGenerator();
+    const made = new Set<string>();
+    for (let i = 0; i < 2_000; i++) {
+      const xor = [0, 1, 0x7fffffff, 0x80000000, 0xffffffff, ids.randomWord()][i % 6]!;
+      const traceId = ids.generateTraceIdWithXor(xor);
+      ids.generateSpanId();
+      expect([traceId, isValidTraceId(traceId), xorOf(traceId)]).toEqual([traceId, true, xor]);
+      made.add(traceId);
+    }
+    expect(made.size).toBe(2_000);
+  });
+
+  it('draws random words over the whole 32-bit range', () => {
+    const ids = new PooledIdGenerator();
+    const words = Array.from({ length: 20_000 }, () => ids.randomWord());
+    expect(words.every((word) => Number.isInteger(word) && word >= 0 && word < 2 ** 32)).toBe(true);
+    // Each bit is set in about half the words, the top one included.
+    for (let bit = 0; bit < 32; bit++) {
+      const set = words.filter((word) => Math.floor(word / 2 ** bit) % 2 === 1).length / words.length;
+      expect([bit, set > 0.47 && set < 0.53]).toEqual([bit, true]);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { trace, type Span } from '@opentelemetry/api';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { requestSpan } from './trace-requests.js';
+import { recordingRequestSpan, requestSpan } from './trace-requests.js';
 
 /** Route label for paths that match no route: keeps label cardinality bounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -98,9 +98,9 @@ function record(this: Observed): void {
   const status = this.writableFinished ? this.statusCode : CLIENT_CLOSED_REQUEST;
   series.observe(status, seconds);
   const logger = this[LOGGER];
-  const span = requestSpan(this);
-  if (logger !== null) logRequest(logger, span, series.labels, status, seconds);
-  if (span?.isRecording()) {
+  if (logger !== null) logRequest(logger, requestSpan(this), series.labels, status, seconds);
+  const span = recordingRequestSpan(this);
+  if (span !== undefined) {
     // The attribute is the status sent (OpenTelemetry HTTP conventions): none when the client left first.
     if (status !== CLIENT_CLOSED_REQUEST) span.setAttribute('http.response.status_code', status);
     // The clock read the histogram took: the span ends at the same instant, without a second read.
@@ -122,10 +122,10 @@ export function observeRequest(metrics: Metrics, service: string, req: IncomingM
   const series = seriesOf(metrics.httpDuration, service, method, route);
   observed[SERIES] = series;
   observed[LOGGER] = logger.isLevelEnabled('info') ? requestLogger(logger) : null;
-  const span = requestSpan(res);
+  const span = recordingRequestSpan(res);
   // The request's SERVER span (traceRequests) is named after the route template, never the raw path,
   // and ends with the response (record).
-  if (span?.isRecording()) {
+  if (span !== undefined) {
     span.updateName(series.spanName);
     span.setAttribute('http.request.method', method);
     span.setAttribute('http.route', route);

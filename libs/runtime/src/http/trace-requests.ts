@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
-import { NOT_RECORD, RECORD_AND_SAMPLED, validParentOf } from '../sampling.js';
+import { NOT_RECORD, RECORD_AND_SAMPLED, rootUpperBoundOf, validParentOf } from '../sampling.js';
+import { PooledIdGenerator } from '../trace-ids.js';
 import { TRACER_NAME } from '../tracing.js';
 
 const SPAN = Symbol('serverSpan');
@@ -10,8 +11,36 @@ const PARENT = Symbol('serverSpanParent');
 /** A request span starts without attributes, as the sampler sees it; shared, not allocated per request. */
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
+const ALL_WORDS = 2 ** 32;
+
+/**
+ * The span of a root request (no traceparent) the sampler dropped, until something reads it: one per
+ * sink, shared by every such request. Most are answered without a child span or a log line at info,
+ * so they never need ids, and making them (a trace id, a span id, a span context and a span) was most
+ * of what tracing cost an unsampled request. requestSpan and inRequestSpan make them when asked.
+ */
+class UnsampledRoot {
+  constructor(
+    readonly ids: PooledIdGenerator,
+    /** The sampler's root upper bound (sampling.ts): a root request is sampled when its word is below it. */
+    readonly bound: number,
+  ) {}
+
+  /** Ids as the dropped request's: a trace id whose words XOR to at least the bound, so every sampler at this ratio drops it too. */
+  span(): Span {
+    const xor = this.bound + Math.floor((this.ids.randomWord() / ALL_WORDS) * (ALL_WORDS - this.bound));
+    return trace.wrapSpanContext({ traceId: this.ids.generateTraceIdWithXor(xor), spanId: this.ids.generateSpanId(), traceFlags: TraceFlags.NONE });
+  }
+}
+
+/** Requests can be decided before they have ids when the sink's sampler and id generator are the runtime's own. */
+function unsampledRootOf(sink: RequestSpanSink): UnsampledRoot | undefined {
+  const bound = rootUpperBoundOf(sink.sampler);
+  return bound !== undefined && sink.ids instanceof PooledIdGenerator ? new UnsampledRoot(sink.ids, bound) : undefined;
+}
+
 interface Traced extends ServerResponse {
-  [SPAN]?: Span;
+  [SPAN]?: Span | UnsampledRoot;
   [PARENT]?: Context;
 }
 
@@ -24,11 +53,19 @@ function registeredTracer(): unknown {
 
 /**
  * The SDK's decision for a request, and its span: a RequestSpan when sampled, otherwise a
- * non-recording span that carries the decision to child spans. Mirrors the SDK tracer's startSpan
- * for a SERVER span without attributes or links; a request's context is the root or its caller's,
- * so tracing is never suppressed there.
+ * non-recording span that carries the decision to child spans (for a root request, the shared
+ * UnsampledRoot that stands for one until read). Mirrors the SDK tracer's startSpan for a SERVER span
+ * without attributes or links; a request's context is the root or its caller's, so tracing is never
+ * suppressed there.
  */
-function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context): Span {
+function startRequestSpan(sink: RequestSpanSink, unsampledRoot: UnsampledRoot | undefined, name: string, parent: Context): Span | UnsampledRoot {
+  if (unsampledRoot !== undefined && parent === ROOT_CONTEXT) {
+    // The decision the trace id will carry: its words XOR to this word (generateTraceIdWithXor), as
+    // the sampler would decide from that id.
+    const word = unsampledRoot.ids.randomWord();
+    if (word >= unsampledRoot.bound) return unsampledRoot;
+    return recordedSpan(sink, name, { traceId: unsampledRoot.ids.generateTraceIdWithXor(word), spanId: sink.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED }, parent, undefined, undefined);
+  }
   const validParent = validParentOf(parent);
   const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
   const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
@@ -38,7 +75,11 @@ function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context):
   // Two literals rather than a spread of a conditional object, which allocated and copied one per request.
   const spanContext: SpanContext = traceState ? { traceId, spanId, traceFlags, traceState } : { traceId, spanId, traceFlags };
   if (decision.decision === NOT_RECORD) return trace.wrapSpanContext(spanContext);
-  const span = new RequestSpan(sink, name, spanContext, validParent, decision.attributes);
+  return recordedSpan(sink, name, spanContext, parent, validParent, decision.attributes);
+}
+
+function recordedSpan(sink: RequestSpanSink, name: string, spanContext: SpanContext, parent: Context, validParent: SpanContext | undefined, attributes: Attributes | undefined): RequestSpan {
+  const span = new RequestSpan(sink, name, spanContext, validParent, attributes);
   sink.processor.onStart(span as never, parent);
   return span;
 }
@@ -50,7 +91,8 @@ function startRequestSpan(sink: RequestSpanSink, name: string, parent: Context):
  * RequestSpan that the SDK's sampler, processor and exporter still handle; with any other tracer it
  * is that tracer's. observeRequest, which every service calls first for every request, names the
  * span after the route template (`GET /api/reviews/since/:date`; raw URLs never go in a span) and
- * ends it with the response, on the listener it records the metrics from.
+ * ends it with the response, on the listener it records the metrics from. A root request the sampler
+ * drops gets no ids unless something reads them (UnsampledRoot).
  *
  * The span is not made the active context here: that costs a context and an async-context frame per
  * request, and a precomputed document starts no child span. Handlers that do (searches, express
@@ -60,13 +102,17 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
   const tracer = trace.getTracer(TRACER_NAME);
   /** Looked up at the first request: the SDK registers its provider before a service serves. */
   let sink: RequestSpanSink | null | undefined;
+  let unsampledRoot: UnsampledRoot | undefined;
   return (req: IncomingMessage, res: ServerResponse) => {
     const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, req.headers);
-    if (sink === undefined) sink = requestSpanSink(registeredTracer());
+    if (sink === undefined) {
+      sink = requestSpanSink(registeredTracer());
+      unsampledRoot = sink === null ? undefined : unsampledRootOf(sink);
+    }
     const name = req.method ?? 'UNKNOWN';
     // A span the sampler dropped records nothing, but it is kept: child spans inherit the "not
     // sampled" decision instead of starting traces of their own.
-    const span = sink === null ? tracer.startSpan(name, { kind: SpanKind.SERVER }, parent) : startRequestSpan(sink, name, parent);
+    const span = sink === null ? tracer.startSpan(name, { kind: SpanKind.SERVER }, parent) : startRequestSpan(sink, unsampledRoot, name, parent);
     const traced = res as Traced;
     traced[SPAN] = span;
     traced[PARENT] = parent;
@@ -74,9 +120,17 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
   };
 }
 
-/** The request's SERVER span, when tracing is on. */
+/** The request's SERVER span, when tracing is on; a dropped root request's gets its ids here. */
 export function requestSpan(res: ServerResponse): Span | undefined {
-  return (res as Traced)[SPAN];
+  const traced = res as Traced;
+  const span = traced[SPAN];
+  return span instanceof UnsampledRoot ? (traced[SPAN] = span.span()) : span;
+}
+
+/** The request's SERVER span if it records, without making the ids of one the sampler dropped. */
+export function recordingRequestSpan(res: ServerResponse): Span | undefined {
+  const span = (res as Traced)[SPAN];
+  return span !== undefined && !(span instanceof UnsampledRoot) && span.isRecording() ? span : undefined;
 }
 
 /**
@@ -84,6 +138,6 @@ export function requestSpan(res: ServerResponse): Span | undefined {
  * writes) belong to the request's trace. Without tracing it is a plain call.
  */
 export function inRequestSpan<T>(res: ServerResponse, fn: () => T): T {
-  const { [SPAN]: span, [PARENT]: parent } = res as Traced;
-  return span === undefined ? fn() : context.with(trace.setSpan(parent!, span), fn);
+  const span = requestSpan(res);
+  return span === undefined ? fn() : context.with(trace.setSpan((res as Traced)[PARENT]!, span), fn);
 }
