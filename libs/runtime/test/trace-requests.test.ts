@@ -1,48 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { context, propagation, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { context, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { core, tracing } from '@opentelemetry/sdk-node';
-import { createHttpServer, createLogger, createMetrics, inRequestSpan, observeRequest, withSyncSpan } from '@reviews/runtime';
-import { traceRequests } from '../src/http/trace-requests.js';
+import { inRequestSpan, withSyncSpan } from '@reviews/runtime';
 import { RequestSpan, requestSpanSink } from '../src/http/request-span.js';
+import { startTracedServer, type TracedServer } from './traced-server.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager().enable();
-const lines: string[] = [];
-let server: Server;
+let server: TracedServer;
 let url: string;
+let lines: string[];
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const logger = createLogger('test', 'info', { write: (line: string) => void lines.push(line) });
-  const metrics = createMetrics();
-  server = createHttpServer(
-    traceRequests((req, res) => {
-      observeRequest(metrics, 'test', req, res, '/items/:id', logger);
-      if (req.url === '/items/with-child') inRequestSpan(res, () => withSyncSpan('item lookup', {}, () => undefined));
-      res.end('ok');
-    }),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startTracedServer(provider, (req, res) => {
+    if (req.url === '/items/with-child') inRequestSpan(res, () => withSyncSpan('item lookup', {}, () => undefined));
+    res.end('ok');
+  });
+  ({ url, lines } = server);
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await provider.shutdown();
-  contextManager.disable();
-  trace.disable();
-  context.disable();
-  propagation.disable();
-});
+afterAll(() => server.close());
 
 describe('traceRequests', () => {
   it("joins the caller's trace, names the span after the route template and puts its ids on the request log line", async () => {

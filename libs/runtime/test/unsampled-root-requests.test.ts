@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
-import { activeTraceIds, createHttpServer, createLogger, createMetrics, inRequestSpan, observeRequest, withSyncSpan } from '@reviews/runtime';
-import { traceRequests } from '../src/http/trace-requests.js';
+import { activeTraceIds, inRequestSpan, withSyncSpan } from '@reviews/runtime';
 import { samplerFromEnv } from '../src/sampling.js';
 import { PooledIdGenerator } from '../src/trace-ids.js';
+import { startTracedServer, type TracedServer } from './traced-server.js';
 
 // A pod's setup at the chart's default sampling: the runtime's sampler and id generator, which let a
 // root request be decided before it has ids, and make the ids of a dropped one only when read.
@@ -20,44 +16,25 @@ const provider = new BasicTracerProvider({
   idGenerator: ids,
   spanProcessors: [new SimpleSpanProcessor(exporter)],
 });
-const contextManager = new AsyncLocalStorageContextManager().enable();
-const lines: string[] = [];
-/** The trace ids the handler saw inside the request span, by request number. */
+/** The trace id the handler saw inside the request span, by the request's `n`. */
 const seenInside = new Map<string, string | undefined>();
-let server: Server;
-let url: string;
+let server: TracedServer;
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const logger = createLogger('test', 'info', { write: (line: string) => void lines.push(line) });
-  const metrics = createMetrics();
-  server = createHttpServer(
-    traceRequests((req, res) => {
-      observeRequest(metrics, 'test', req, res, '/items/:id', logger);
-      const request = new URL(req.url!, 'http://x').searchParams.get('n')!;
-      if (req.url!.startsWith('/items/with-child')) inRequestSpan(res, () => withSyncSpan('item lookup', {}, () => seenInside.set(request, activeTraceIds()?.trace_id)));
-      res.end('ok');
-    }),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startTracedServer(provider, (req, res) => {
+    const request = new URL(req.url!, 'http://x').searchParams.get('n')!;
+    if (req.url!.startsWith('/items/with-child')) inRequestSpan(res, () => withSyncSpan('item lookup', {}, () => seenInside.set(request, activeTraceIds()?.trace_id)));
+    res.end('ok');
+  });
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await provider.shutdown();
-  contextManager.disable();
-  trace.disable();
-  context.disable();
-  propagation.disable();
-});
+afterAll(() => server.close());
 
 const sdkSampler = new TraceIdRatioBasedSampler(RATIO);
 const sdkSamples = (traceId: string) => sdkSampler.shouldSample(ROOT_CONTEXT, traceId).decision === 2;
 
 async function requestLines(count: number, path: string): Promise<Record<string, unknown>[]> {
+  const { url, lines } = server;
   lines.length = 0;
   exporter.reset();
   for (let n = 0; n < count; n++) await (await fetch(`${url}${path}?n=${n}`)).text();
