@@ -26,10 +26,32 @@ class UnsampledRoot {
     readonly bound: number,
   ) {}
 
+  /**
+   * A root request's trace id if the sampler keeps it, else undefined. A ratio draws the word the id's
+   * words will XOR to (generateTraceIdWithXor), as the sampler would decide from that id; sampling
+   * all or nothing draws no word, and keeps the pool's plain ids.
+   */
+  sampledTraceId(): string | undefined {
+    if (this.bound === ALL_WORDS) return this.ids.generateTraceId();
+    if (this.bound === 0) return undefined;
+    const word = this.ids.randomWord();
+    return word < this.bound ? this.ids.generateTraceIdWithXor(word) : undefined;
+  }
+
+  /** As a span the sampler dropped answers: the checks on every request's path need no type test. */
+  isRecording(): false {
+    return false;
+  }
+
   /** Ids as the dropped request's: a trace id whose words XOR to at least the bound, so every sampler at this ratio drops it too. */
   span(): Span {
+    return trace.wrapSpanContext({ traceId: this.#droppedTraceId(), spanId: this.ids.generateSpanId(), traceFlags: TraceFlags.NONE });
+  }
+
+  #droppedTraceId(): string {
+    if (this.bound === 0) return this.ids.generateTraceId();
     const xor = this.bound + Math.floor((this.ids.randomWord() / ALL_WORDS) * (ALL_WORDS - this.bound));
-    return trace.wrapSpanContext({ traceId: this.ids.generateTraceIdWithXor(xor), spanId: this.ids.generateSpanId(), traceFlags: TraceFlags.NONE });
+    return this.ids.generateTraceIdWithXor(xor);
   }
 }
 
@@ -60,11 +82,9 @@ function registeredTracer(): unknown {
  */
 function startRequestSpan(sink: RequestSpanSink, unsampledRoot: UnsampledRoot | undefined, name: string, parent: Context): Span | UnsampledRoot {
   if (unsampledRoot !== undefined && parent === ROOT_CONTEXT) {
-    // The decision the trace id will carry: its words XOR to this word (generateTraceIdWithXor), as
-    // the sampler would decide from that id.
-    const word = unsampledRoot.ids.randomWord();
-    if (word >= unsampledRoot.bound) return unsampledRoot;
-    return recordedSpan(sink, name, { traceId: unsampledRoot.ids.generateTraceIdWithXor(word), spanId: sink.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED }, parent, undefined, undefined);
+    const traceId = unsampledRoot.sampledTraceId();
+    if (traceId === undefined) return unsampledRoot;
+    return recordedSpan(sink, name, { traceId, spanId: sink.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED }, parent, undefined, undefined);
   }
   const validParent = validParentOf(parent);
   const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
@@ -130,7 +150,7 @@ export function requestSpan(res: ServerResponse): Span | undefined {
 /** The request's SERVER span if it records, without making the ids of one the sampler dropped. */
 export function recordingRequestSpan(res: ServerResponse): Span | undefined {
   const span = (res as Traced)[SPAN];
-  return span !== undefined && !(span instanceof UnsampledRoot) && span.isRecording() ? span : undefined;
+  return span?.isRecording() ? (span as Span) : undefined;
 }
 
 /**
