@@ -29,7 +29,8 @@ export function rootUpperBoundOf(sampler: Sampler): number | undefined {
   return typeof bound === 'number' ? bound : undefined;
 }
 
-const ALL_WORDS = 0x100000000;
+/** 2³², the bound that samples every root span: every 32-bit word is below it. */
+export const ALL_WORDS = 0x100000000;
 
 class AlwaysOn implements Sampler, RootUpperBound {
   readonly rootUpperBound = ALL_WORDS;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
-import { NOT_RECORD, RECORD_AND_SAMPLED, rootUpperBoundOf, validParentOf } from '../sampling.js';
+import { ALL_WORDS, NOT_RECORD, RECORD_AND_SAMPLED, rootUpperBoundOf, validParentOf } from '../sampling.js';
 import { PooledIdGenerator } from '../trace-ids.js';
 import { TRACER_NAME } from '../tracing.js';
 
@@ -10,8 +10,6 @@ const SPAN = Symbol('serverSpan');
 const PARENT = Symbol('serverSpanParent');
 /** A request span starts without attributes, as the sampler sees it; shared, not allocated per request. */
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
-
-const ALL_WORDS = 2 ** 32;
 
 /**
  * The span of a root request (no traceparent) the sampler dropped, until something reads it: one per
