@@ -19,9 +19,9 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({});
  */
 class UnsampledRoot {
   constructor(
-    readonly ids: PooledIdGenerator,
+    private readonly ids: PooledIdGenerator,
     /** The sampler's root upper bound (sampling.ts): a root request is sampled when its word is below it. */
-    readonly bound: number,
+    private readonly bound: number,
   ) {}
 
   /**
