@@ -31,9 +31,9 @@ const ZERO = 0x30;
  * table (half the random bytes and stores of a digit per byte: ~380 fewer instructions per sampled
  * request under callgrind), and read out as latin1: `toString('hex')` mallocs its output, and a
  * malloc that size makes glibc consolidate the small chunks node:http's parser allocates, slowing
- * every request's mallocs after it. Ids are
- * sliced strings, so the all-zero check (W3C forbids such ids; one is drawn again) looks at the
- * first digit before comparing: an equality test on a sliced string goes through V8's runtime.
+ * every request's mallocs after it. Ids are sliced strings, so the all-zero check (W3C forbids such
+ * ids; one is drawn again) looks at the first digit before comparing: an equality test on a sliced
+ * string goes through V8's runtime.
  */
 export class PooledIdGenerator implements TraceIdWords {
   readonly #block = Buffer.alloc(BLOCK_CHARS);
