@@ -34,7 +34,10 @@ describe('PooledIdGenerator', () => {
     const samples = 20_000;
     for (let i = 0; i < samples; i++) {
       const spanId = ids.generateSpanId();
-      for (let at = 0; at < 16; at += 2) counts.set(spanId.slice(at, at + 2), (counts.get(spanId.slice(at, at + 2)) ?? 0) + 1);
+      for (let at = 0; at < 16; at += 2) {
+        const pair = spanId.slice(at, at + 2);
+        counts.set(pair, (counts.get(pair) ?? 0) + 1);
+      }
     }
     expect(counts.size).toBe(256);
     // Chi-square over the 256 pairs (255 degrees of freedom): ~255 when uniform, above 400 about once
