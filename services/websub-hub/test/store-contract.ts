@@ -56,6 +56,21 @@ export function describeSubscriptionStoreContract(name: string, open: () => Prom
       expect(await store.update(sub.key, () => sub)).toEqual(sub);
     });
 
+    it('lists each subscription once, with its latest value, and none deleted nor any topic state', async () => {
+      const { store } = fixture;
+      const subs = Array.from({ length: 40 }, (_, i) => sampleSubscription(`https://list.example/cb/${i}`));
+      await Promise.all(subs.map((sub) => store.update(sub.key, () => sub)));
+      await store.updateTopicState('reviews', () => ({ etag: '"r"', seq: 1, publishedAtMs: 1 }));
+      for (let round = 1; round <= 3; round++) {
+        await Promise.all(subs.slice(0, 10).map((sub) => store.update(sub.key, (cur) => (cur ? { ...cur, failures: round } : undefined))));
+      }
+      await Promise.all(subs.slice(30).map((sub) => store.update(sub.key, () => null)));
+      const listed = await store.list();
+      const byCallback = (a: { callback: string }, b: { callback: string }) => a.callback.localeCompare(b.callback);
+      const expected = subs.slice(0, 30).map((sub, i) => (i < 10 ? { ...sub, failures: 3 } : sub));
+      expect([...listed].sort(byCallback)).toEqual(expected.sort(byCallback));
+    });
+
     it('leaves the value alone when the change returns undefined', async () => {
       const { store } = fixture;
       const sub = sampleSubscription('https://b.example/cb');
