@@ -175,6 +175,9 @@ export async function fanout(): Promise<Section> {
       NATS_URL: nats.url,
       METRICS_PORT: String(metricsPort),
       WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'true',
+      // As behind an ingress that appends the client's address: subscriptions come from many clients
+      // (X-Forwarded-For, SUBSCRIPTIONS_PER_CLIENT_ADDRESS each), each within the per-client rate limit.
+      WEBSUB_TRUSTED_PROXY_HOPS: '1',
       NODE_EXTRA_CA_CERTS: pki.caFile,
     });
     const hubUrl = `http://127.0.0.1:${hub.port}/api/websub/hub`;
@@ -216,7 +219,7 @@ export async function fanout(): Promise<Section> {
     intro:
       `One websub-hub pod process (\`services/websub-hub/dist/main.js\`, NATS work queue and KV store, default limits and delivery concurrency), a private nats-server, ` +
       `and ${SUBSCRIBER_PROCESSES} HTTPS subscriber processes on ${SUBSCRIBER_PROCESSES * PORTS_PER_PROCESS} loopback ports with a throw-away CA (trusted through \`NODE_EXTRA_CA_CERTS\`). ` +
-      `Every subscription has its own callback URL (path and query) and was made through \`POST /api/websub/hub\` and verified by challenge. ` +
+      `Every subscription has its own callback URL (path and query) and was made through \`POST /api/websub/hub\` and verified by challenge; the hub trusts one proxy hop (\`WEBSUB_TRUSTED_PROXY_HOPS=1\`), so each group of ${SUBSCRIPTIONS_PER_CLIENT_ADDRESS} subscriptions comes from its own client address (\`X-Forwarded-For\`) within the per-client rate limit. ` +
       `A first change with no subscriptions is the baseline; then ${fmt(PER_TOPIC)} subscriptions to /reviews.json, then ${fmt(PER_TOPIC)} more to each feed (${fmt(3 * PER_TOPIC)} in all); each stage publishes one change of a ${fmt(REVIEWS)}-review dataset over NATS ` +
       'and times, from the publish call, the first and the last notification received (the hub first loads and renders the new version). ' +
       'Deliveries/s = notifications ÷ time to the last one. Memory: hub RSS before the change, its peak while fanning out (sampled every 50 ms), and after; ' +
