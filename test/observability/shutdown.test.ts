@@ -3,7 +3,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetSource, NatsDatasetStore } from '@reviews/dataset-store';
 import { composeRoutes, createMetrics, loadConfig, sendNotFound, startHttpService, type HttpService } from '@reviews/runtime';
 import { createNatsWebSubHub, HUB_ROUTE, HUB_SERVICE } from '@reviews/websub-hub';
-import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLogger, Subscriber, TOPIC_URLS, waitFor, type TestPki } from '../../services/websub-hub/test/support.js';
+import { connect as connectTcp, type Socket } from 'node:net';
+import { BASE_URL, createTestPki, deliveryConsumerState, deliveryQueueDrained, publishReviews, silentLogger, Subscriber, TOPIC_URLS, waitFor, type TestPki } from '../../services/websub-hub/test/support.js';
 import { startNatsServer, type NatsServerHandle } from '../support/nats-server.js';
 
 /**
@@ -55,6 +56,7 @@ async function startReplica(name: string): Promise<HttpService> {
     readiness: () => snapshots.health(),
   });
   service.onStopAcceptingWork(() => snapshots.close());
+  service.onStopAcceptingWork(() => hub.stopTakingWork());
   service.onClose(() => nc.drain());
   service.onClose(() => hub.close());
   replicas.add(service);
@@ -70,6 +72,24 @@ async function sigterm(replica: HttpService): Promise<number> {
 }
 
 const publish = (seed: number) => publishReviews(datasets, seed);
+
+const UNSUPPORTED_MODE_BODY = 'hub.mode=none';
+/**
+ * A hub request the server is handling (its `100 Continue` came back) whose body has not been sent:
+ * it keeps the replica's HTTP drain open until the test ends it.
+ */
+async function requestInFlight(baseUrl: string): Promise<Socket> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connectTcp(Number(port), hostname);
+  socket.write(
+    `POST ${HUB_ROUTE} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+      `Content-Length: ${UNSUPPORTED_MODE_BODY.length}\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+  await waitFor(() => answer.startsWith('HTTP/1.1 100 Continue'), 10_000, 'the request under way');
+  return socket;
+}
 const queueDrained = () => deliveryQueueDrained(publisher);
 const received = (name: string, body: Buffer) => subscriber.countReceived(name, body);
 
@@ -126,6 +146,32 @@ describe('SIGTERM during a fan-out (NATS work queue)', () => {
     expect(delivered).toBeLessThan(SUBSCRIBERS.length);
     await startReplica('hub-c');
     await waitFor(() => SUBSCRIBERS.every((n) => received(n, body) >= 1), 10_000, 'every subscriber notified after the restart');
+    await waitFor(queueDrained, 10_000, 'delivery queue drained');
+    for (const name of SUBSCRIBERS) expect({ name, notifications: received(name, body) }).toEqual({ name, notifications: 1 });
+  });
+
+  // The HTTP drain can last up to SHUTDOWN_TIMEOUT_MS; jobs pulled meanwhile would hold the pod
+  // past it instead of going to a replica that stays.
+  it('takes no delivery job once SIGTERM arrives, though a request still drains; the jobs left go to the next replica', async () => {
+    const [c] = [...replicas] as [HttpService];
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    for (const name of SUBSCRIBERS) subscriber.behave(name, (req) => (req.method === 'POST' ? { status: 204, answerWhen: gate } : 'echo'));
+    const body = await publish(4);
+    // Both of the replica's delivery slots are taken, so it pulls nothing more until one frees.
+    await waitFor(() => SUBSCRIBERS.filter((n) => received(n, body) === 1).length === 2, 10_000, 'two deliveries in flight');
+    const handedOutBefore = (await deliveryConsumerState(publisher)).handedOut;
+    const request = await requestInFlight(c.url);
+    const stopped = sigterm(c);
+    release();
+    await waitFor(async () => (await deliveryConsumerState(publisher)).held === 0, 10_000, 'deliveries in flight acknowledged');
+    const state = await deliveryConsumerState(publisher);
+    expect(state.handedOut).toBe(handedOutBefore);
+    expect(state.waiting).toBe(SUBSCRIBERS.length - 2);
+    request.end(UNSUPPORTED_MODE_BODY);
+    expect(await stopped).toBeLessThan(5_000);
+    await startReplica('hub-d');
+    await waitFor(() => SUBSCRIBERS.every((n) => received(n, body) >= 1), 10_000, 'every subscriber notified by the next replica');
     await waitFor(queueDrained, 10_000, 'delivery queue drained');
     for (const name of SUBSCRIBERS) expect({ name, notifications: received(name, body) }).toEqual({ name, notifications: 1 });
   });

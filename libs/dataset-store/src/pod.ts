@@ -20,6 +20,8 @@ export interface PodApp {
    * shutdown began (the last snapshot stays current), so no dataset change starts new work meanwhile.
    */
   readonly close?: () => Promise<void> | void;
+  /** Runs the moment shutdown begins: start no new background work (a hub's delivery jobs) while requests drain. */
+  readonly stopTakingWork?: () => void;
 }
 
 export interface PodOptions {
@@ -57,6 +59,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
   // begins, so a change published during the drain is left to the next instance instead of being
   // announced by both. The app keeps the last snapshot for what it still has in flight.
   http.onStopAcceptingWork(() => snapshots.close());
+  if (app.stopTakingWork) http.onStopAcceptingWork(app.stopTakingWork);
   if (app.close) http.onClose(app.close);
   return http;
 }

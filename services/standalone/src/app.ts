@@ -15,6 +15,8 @@ export interface StandaloneApp {
   readonly handler: RequestHandler;
   /** What `OPTIONS *` lists: the read API's methods and the POST of MCP and the hub. */
   readonly allow: string;
+  /** The moment shutdown begins: the hub starts no more deliveries while requests drain. */
+  stopTakingWork(): void;
   /** Stops what the composed services started (sessions, delivery workers). */
   close(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export async function createStandaloneApp(deps: StandaloneDeps): Promise<Standal
   return {
     handler: composeRoutes(routes, readApi),
     allow: READ_AND_POST_METHODS,
+    stopTakingWork: () => hub.stopTakingWork(),
     async close() {
       for (const close of closers.reverse()) await close();
     },

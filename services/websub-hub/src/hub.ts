@@ -71,6 +71,11 @@ export interface WebSubHub {
   readonly handler: RequestHandler;
   /** Follow dataset changes, announce the current one, start delivering and sweeping. */
   start(): Promise<void>;
+  /**
+   * Start no new work: no announcement, sweep or delivery job. Called when shutdown begins, while the
+   * requests in flight drain (each still gets its verification); deliveries under way go on.
+   */
+  stopTakingWork(): void;
   /** Stop taking work; waits for verifications and deliveries in flight. The store stays open (caller owns it). */
   close(): Promise<void>;
 }
@@ -86,6 +91,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   const now = Date.now;
   const urls = publicUrls(config.BASE_URL);
   const pending = new Set<Promise<unknown>>();
+  let takingWork = true;
   let closed = false;
   let unsubscribe: (() => void) | null = null;
   let sweeper: NodeJS.Timeout | null = null;
@@ -155,7 +161,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   const announce = (): void => {
     announcing = announcing.then(async () => {
       const snapshot = snapshots.current();
-      if (closed || !snapshot) return;
+      if (!takingWork || !snapshot) return;
       try {
         // Only once there is a snapshot (a job that waits too long for its dataset is dropped), and before
         // announcing it: a change announced right after supersedes the resumed jobs with the newest bytes.
@@ -166,7 +172,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
         await announceSnapshot(snapshot, distribution);
       } catch (error) {
         logger.error({ err: error, version: snapshot.version }, 'announcing a dataset change failed; retrying');
-        if (!closed && !retryTimer) {
+        if (takingWork && !retryTimer) {
           retryTimer = setTimeout(() => {
             retryTimer = null;
             announce();
@@ -174,6 +180,14 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
         }
       }
     });
+  };
+
+  const stopTakingWork = (): void => {
+    takingWork = false;
+    unsubscribe?.();
+    if (sweeper) clearInterval(sweeper);
+    if (retryTimer) clearTimeout(retryTimer);
+    queue.stopTaking();
   };
 
   return {
@@ -195,11 +209,10 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
       }, limits.sweepIntervalMs);
       sweeper.unref();
     },
+    stopTakingWork,
     async close() {
+      stopTakingWork();
       closed = true;
-      unsubscribe?.();
-      if (sweeper) clearInterval(sweeper);
-      if (retryTimer) clearTimeout(retryTimer);
       await announcing;
       await Promise.allSettled([...pending]);
       await queue.close();

@@ -21,6 +21,7 @@ await runPod(SERVICE, async ({ config, logger, metrics, snapshots }) => {
   return {
     handler: hubPodHandler(hub, { metrics, logger }),
     allow: READ_AND_POST_METHODS,
+    stopTakingWork: () => hub.stopTakingWork(),
     close: async () => {
       await hub.close();
       await nc.drain();

@@ -337,7 +337,13 @@ export async function publishReviews(datasets: NatsDatasetStore, seed: number): 
 }
 
 /** True once the hub replicas' shared delivery consumer holds nothing pending or unacknowledged. */
-export async function deliveryQueueDrained(nc: NatsConnection): Promise<boolean> {
+/** The shared delivery consumer: jobs waiting, jobs a replica holds, and how many it ever handed out. */
+export async function deliveryConsumerState(nc: NatsConnection): Promise<{ waiting: number; held: number; handedOut: number }> {
   const info = await (await jetstreamManager(nc)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
-  return info.num_pending + info.num_ack_pending === 0;
+  return { waiting: info.num_pending, held: info.num_ack_pending, handedOut: info.delivered.consumer_seq };
+}
+
+export async function deliveryQueueDrained(nc: NatsConnection): Promise<boolean> {
+  const { waiting, held } = await deliveryConsumerState(nc);
+  return waiting + held === 0;
 }

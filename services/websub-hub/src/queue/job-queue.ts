@@ -32,6 +32,8 @@ export interface JobQueue {
   start(handler: JobHandler): Promise<void>;
   /** Jobs waiting or running. */
   depth(): Promise<number>;
+  /** Start no more jobs; those running go on, and `close` waits for them. Where the jobs not started go is `close`'s. */
+  stopTaking(): void;
   close(): Promise<void>;
 }
 

@@ -74,6 +74,9 @@ export function createMemoryJobQueue(options: { concurrency: number; logger: Log
       pump();
     },
     depth: async () => pending.size + running.size,
+    stopTaking: () => {
+      closed = true;
+    },
     close: async () => {
       closed = true;
       for (const entry of pending.values()) if (entry.timer) clearTimeout(entry.timer);

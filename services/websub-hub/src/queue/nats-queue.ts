@@ -64,6 +64,12 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       };
     });
 
+  // Jobs a fetch under way still brings are released (nak) as they arrive.
+  const stopTaking = (): void => {
+    closing = true;
+    wake?.();
+  };
+
   const handleMessage = async (m: JsMsg, handler: JobHandler): Promise<void> => {
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(options.ackWaitMs / 2)));
     try {
@@ -117,10 +123,10 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       const info = await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
       return info.num_pending + info.num_ack_pending;
     },
+    stopTaking,
     /** Finishes the jobs in flight (each acked or nak'd), releases the ones pulled but not started. */
     close: async () => {
-      closing = true;
-      wake?.();
+      stopTaking();
       await loop;
       await Promise.allSettled([...running]);
     },
