@@ -29,7 +29,8 @@ export interface NatsServerHandle {
   dispose(): Promise<void>;
 }
 
-export async function startNatsServer(): Promise<NatsServerHandle> {
+/** `args` go to nats-server after the test's own (e.g. `-c <file>` for accounts, `--user`/`--pass`). */
+export async function startNatsServer(args: readonly string[] = []): Promise<NatsServerHandle> {
   const storeDir = await mkdtemp(join(tmpdir(), 'nats-test-'));
   const port = await freePort();
   const monitorPort = await freePort();
@@ -37,7 +38,7 @@ export async function startNatsServer(): Promise<NatsServerHandle> {
 
   const start = async (): Promise<void> => {
     if (child) return;
-    const proc = spawn(NATS_SERVER_BIN, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)], {
+    const proc = spawn(NATS_SERVER_BIN, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

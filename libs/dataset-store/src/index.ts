@@ -6,6 +6,5 @@ export * from './open-source.js';
 export * from './nats-layout.js';
 export * from './nats-store.js';
 export * from './nats-source.js';
-export * from './nats-servers.js';
 export * from './nats-publish.js';
 export * from './pod.js';

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
-import { ConfigError, loadConfig, SpanKind, withSpan } from '@reviews/runtime';
+import { ConfigError, displayedServers, loadConfig, natsConnectOptions, SpanKind, withSpan } from '@reviews/runtime';
 import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
-import { displayedServers } from './nats-servers.js';
 import { publishTraceparent } from './nats-trace.js';
 
 /** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
@@ -100,7 +99,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
 
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers: servers.split(',').map((s) => s.trim()), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
+    nc = await connect({ ...natsConnectOptions(servers), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (error) {
     io.err(`cannot reach NATS at ${displayedServers(servers)}: ${(error as Error).message}; nothing published`);
     return PUBLISH_EXIT.natsUnavailable;

@@ -1,12 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
-import { contextFromTraceparent, Counter, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
+import { contextFromTraceparent, Counter, displayedServers, Gauge, natsConnectOptions, registeredOnce, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import type { DatasetSource, PublishedDataset, SourceHealth, SourceRefusal } from './source.js';
-import { displayedServers } from './nats-servers.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
 const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_object', 'digest_mismatch'] as const;
@@ -125,7 +124,7 @@ export class NatsDatasetSource implements DatasetSource {
     for (let attempt = 1; !this.closed; attempt++) {
       try {
         const nc = await connect({
-          servers: this.options.servers.split(',').map((s) => s.trim()),
+          ...natsConnectOptions(this.options.servers),
           name: this.options.service,
           timeout: CONNECT_TIMEOUT_MS,
           maxReconnectAttempts: -1,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { natsConnectOptions } from './nats-url.js';
 
 const Bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 const Port = z.coerce.number().int().min(0).max(65535);
@@ -43,6 +44,13 @@ export const EnvSchema = z
     SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
   })
   .superRefine((env, ctx) => {
+    if (env.NATS_URL !== undefined) {
+      try {
+        natsConnectOptions(env.NATS_URL);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['NATS_URL'], message: (error as Error).message });
+      }
+    }
     if (env.WEBSUB_LEASE_MIN_SECONDS > env.WEBSUB_LEASE_MAX_SECONDS) {
       ctx.addIssue({ code: 'custom', path: ['WEBSUB_LEASE_MIN_SECONDS'], message: 'must not exceed WEBSUB_LEASE_MAX_SECONDS' });
     }

@@ -1,4 +1,5 @@
 export * from './config.js';
+export * from './nats-url.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './http/server.js';

@@ -1,0 +1,56 @@
+/** What nats.js needs to connect: the server URLs without credentials, and the credentials apart. */
+export interface NatsConnectOptions {
+  readonly servers: string[];
+  readonly user?: string;
+  readonly pass?: string;
+  readonly token?: string;
+}
+
+const USERINFO = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^@/]*)@/i;
+
+/**
+ * NATS_URL (one or more comma-separated server URLs) as connection options. A URL may carry
+ * credentials as the NATS CLI and the Go client read them: `nats://user:password@host:4222`, or
+ * `nats://token@host:4222` (percent-encoded where needed). nats.js 3 ignores credentials in a URL,
+ * so a server that requires them refused the connection: they are taken out here and passed apart.
+ * One connection has one identity, so every URL that carries credentials must carry the same ones.
+ */
+export function natsConnectOptions(natsUrl: string): NatsConnectOptions {
+  const servers: string[] = [];
+  let credentials: string | undefined;
+  for (const entry of natsUrl.split(',')) {
+    const server = entry.trim();
+    const userinfo = USERINFO.exec(server);
+    if (!userinfo) {
+      servers.push(server);
+      continue;
+    }
+    const found = userinfo[2] as string;
+    if (credentials !== undefined && credentials !== found) throw new Error('the server URLs carry different credentials; one connection has one identity');
+    credentials = found;
+    servers.push(server.replace(USERINFO, '$1'));
+  }
+  if (credentials === undefined || credentials === '') return { servers };
+  const colon = credentials.indexOf(':');
+  if (colon < 0) return { servers, token: decode(credentials) };
+  return { servers, user: decode(credentials.slice(0, colon)), pass: decode(credentials.slice(colon + 1)) };
+}
+
+function decode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Error('the credentials in a server URL are not valid percent-encoding');
+  }
+}
+
+/**
+ * A NATS server list as it may be shown: in /readyz (public through the Ingress), logs and the
+ * publish CLI's errors (the seed Job's log). Credentials in a URL are replaced, the hosts and ports stay.
+ */
+export function displayedServers(natsUrl: string): string {
+  return natsUrl
+    .split(',')
+    .map((server) => server.trim().replace(USERINFO, '$1***@'))
+    .join(',');
+}
