@@ -1,6 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { runPod } from '@reviews/dataset-store';
-import { ConfigError, READ_AND_POST_METHODS } from '@reviews/runtime';
+import { ConfigError, natsConnectOptions, READ_AND_POST_METHODS } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
 import { HUB_SERVICE as SERVICE, hubPodHandler } from './hub.js';
 
@@ -11,7 +11,7 @@ await runPod(SERVICE, async ({ config, logger, metrics, snapshots }) => {
     throw new ConfigError(['NATS_URL: required: replicas share subscriptions over NATS (the standalone `npm start` runs the hub without it)']);
   }
   const nc = await connect({
-    servers: config.NATS_URL.split(',').map((s) => s.trim()),
+    ...natsConnectOptions(config.NATS_URL),
     name: SERVICE,
     waitOnFirstConnect: true,
     maxReconnectAttempts: -1,
