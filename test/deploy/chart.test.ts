@@ -328,6 +328,16 @@ describe('value sets', () => {
     const gateway = ofKind(objects, 'Deployment').find((d) => componentOf(d) === 'mcp-gateway');
     expect(gateway?.spec.template.spec.containers[0].env).toContainEqual({ name: 'MCP_SESSION_SECRET', valueFrom: { secretKeyRef: { name: 'mine', key: 'key' } } });
   });
+
+  it('takes NATS_URL, credentials and all, from an existing Secret instead of the ConfigMap', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'nats.existingSecret=reviews-nats']);
+    const objects = parseManifests(result.stdout, 'nats.existingSecret');
+    expect(ofKind(objects, 'ConfigMap')[0]?.data).not.toHaveProperty('NATS_URL');
+    const fromSecret = { name: 'NATS_URL', valueFrom: { secretKeyRef: { name: 'reviews-nats', key: 'nats-url' } } };
+    const workloads = [...ofKind(objects, 'Deployment'), ...ofKind(objects, 'Job')];
+    expect(workloads.map(componentOf).sort()).toEqual(['mcp-gateway', 'read-api', 'seed', 'websub-hub']);
+    for (const workload of workloads) expect({ component: componentOf(workload), env: workload.spec.template.spec.containers[0].env }).toEqual({ component: componentOf(workload), env: expect.arrayContaining([fromSecret]) });
+  });
 });
 
 /** Figures of docs/benchmarks.md (its bench-data block): peak RSS loading 100,000 reviews, hub peak at 3,000 subscriptions. */

@@ -60,6 +60,20 @@ websubHub: websub-hub
 {{- printf "%s-config" (include "public-reviews.fullname" .) -}}
 {{- end -}}
 
+{{/*
+NATS_URL from nats.existingSecret, for a URL that carries credentials (kept out of the ConfigMap);
+nothing when the URL comes from nats.url through the ConfigMap. Usage: include "public-reviews.natsUrlFromSecret" $root
+*/}}
+{{- define "public-reviews.natsUrlFromSecret" -}}
+{{- if .Values.nats.existingSecret -}}
+- name: NATS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.nats.existingSecret }}
+      key: {{ .Values.nats.existingSecretKey }}
+{{- end -}}
+{{- end -}}
+
 {{- define "public-reviews.sessionSecretName" -}}
 {{- default (printf "%s-mcp-session" (include "public-reviews.fullname" .)) .Values.mcp.session.existingSecret -}}
 {{- end -}}

@@ -91,6 +91,7 @@ spec:
           env:
             - name: OTEL_SERVICE_NAME
               value: {{ $component }}
+            {{- include "public-reviews.natsUrlFromSecret" $root | nindent 12 }}
             {{- if eq $component "mcp-gateway" }}
             - name: MCP_SESSION_SECRET
               valueFrom:
