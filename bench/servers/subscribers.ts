@@ -1,11 +1,15 @@
 /**
  * WebSub subscribers for the fan-out benchmark: HTTPS on PORT_COUNT ephemeral 127.0.0.1 ports (the
  * certificate in CERT_FILE/KEY_FILE). Challenges are echoed, notifications acknowledged with 204 and
- * counted; GET http://127.0.0.1:CONTROL_PORT/stats reports the counts and first/last arrival times.
+ * counted; GET http://127.0.0.1:<control port>/stats reports the counts and first/last arrival times.
+ * The control port is the system's choice, written to CONTROL_PORT_FILE once it listens: a port
+ * picked by the parent and bound here later could be taken meanwhile by one of the hundreds of
+ * connections the suite opens (it was, once in four runs).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Server } from 'node:net';
 
 const tls = { key: readFileSync(process.env.KEY_FILE ?? ''), cert: readFileSync(process.env.CERT_FILE ?? '') };
 const portCount = Number(process.env.PORT_COUNT ?? 1);
@@ -59,4 +63,6 @@ createHttpServer((req, res) => {
   }
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ ports, challenges, notifications, bytes, firstAt, lastAt, callbacks: perCallback.size }));
-}).listen(Number(process.env.CONTROL_PORT), '127.0.0.1');
+}).listen(0, '127.0.0.1', function (this: Server) {
+  writeFileSync(process.env.CONTROL_PORT_FILE ?? '', String((this.address() as AddressInfo).port));
+});

@@ -1,10 +1,11 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { NatsDatasetStore, type PublishOutcome } from '@reviews/dataset-store';
 import { loadNote } from '../lib/machine.ts';
 import { fmt, type Section } from '../lib/report.ts';
-import { BASE_URL, startService } from '../lib/context.ts';
+import { BASE_URL, startService, workDir } from '../lib/context.ts';
 import { datasetInput, editedVersions } from '../lib/datasets.ts';
 import { startBenchNats } from '../lib/nats.ts';
 import { createBenchPki } from '../lib/pki.ts';
@@ -45,9 +46,12 @@ interface SubscriberProcess {
   stats(reset?: boolean): Promise<SubscriberStats>;
 }
 
-async function startSubscribers(keyFile: string, certFile: string): Promise<SubscriberProcess> {
-  const control = await freePort();
-  const running = startProcess([join(repoRoot, 'bench/servers/subscribers.ts')], { KEY_FILE: keyFile, CERT_FILE: certFile, PORT_COUNT: String(PORTS_PER_PROCESS), CONTROL_PORT: String(control) }, control);
+async function startSubscribers(keyFile: string, certFile: string, index: number): Promise<SubscriberProcess> {
+  const portFile = join(workDir, `subscribers-${index}.port`);
+  rmSync(portFile, { force: true });
+  const running = startProcess([join(repoRoot, 'bench/servers/subscribers.ts')], { KEY_FILE: keyFile, CERT_FILE: certFile, PORT_COUNT: String(PORTS_PER_PROCESS), CONTROL_PORT_FILE: portFile }, 0);
+  let control = 0;
+  await until(async () => (control = Number(existsSync(portFile) ? readFileSync(portFile, 'utf8') : 0)) > 0, 20_000, 'subscriber control port');
   const stats = async (reset = false) => (await (await fetch(`http://127.0.0.1:${control}/${reset ? 'reset' : 'stats'}`, { method: reset ? 'POST' : 'GET' })).json()) as SubscriberStats;
   let ports: number[] = [];
   await until(async () => (ports = (await stats().catch(() => null))?.ports ?? []).length === PORTS_PER_PROCESS, 20_000, 'subscriber ports listening');
@@ -168,7 +172,7 @@ export async function fanout(): Promise<Section> {
   try {
     const store = await NatsDatasetStore.open(nc, 1);
     await store.publish(versions[0]!);
-    for (let i = 0; i < SUBSCRIBER_PROCESSES; i++) subscribers.push(await startSubscribers(pki.keyFile, pki.certFile));
+    for (let i = 0; i < SUBSCRIBER_PROCESSES; i++) subscribers.push(await startSubscribers(pki.keyFile, pki.certFile, i));
     const ports = subscribers.flatMap((s) => s.ports);
     const metricsPort = await freePort();
     hub = await startService('services/websub-hub/dist/main.js', {
