@@ -4,7 +4,7 @@ import { composeRoutes, inRequestSpan, observeRequest, sendNotFound, UNMATCHED_R
 import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
-import { createHubMetrics } from './metrics.js';
+import { createHubMetrics, type SubscriptionCounts } from './metrics.js';
 import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
 import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
@@ -107,13 +107,19 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     ...(deps.outbound?.timeouts ? { timeouts: deps.outbound.timeouts } : {}),
     ...(deps.outbound?.tls ? { tls: deps.outbound.tls } : {}),
   });
+  const countSubscriptions = async (): Promise<SubscriptionCounts> => {
+    const t = now();
+    const all = await store.list();
+    const active = all.filter((s) => isActive(s, t)).length;
+    return { active, expired: all.length - active, pending: pending.size };
+  };
+  // Scrapes that arrive together (a Prometheus pair in high availability scrapes every target twice) share one listing of the store.
+  let counting: Promise<SubscriptionCounts> | null = null;
   const metrics = createHubMetrics(deps.metrics, {
-    subscriptionCounts: async () => {
-      const t = now();
-      const all = await store.list();
-      const active = all.filter((s) => isActive(s, t)).length;
-      return { active, expired: all.length - active, pending: pending.size };
-    },
+    subscriptionCounts: () =>
+      (counting ??= countSubscriptions().finally(() => {
+        counting = null;
+      })),
     queueDepth: () => queue.depth(),
   });
   const distribution: DistributionDeps = {

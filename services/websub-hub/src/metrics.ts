@@ -13,9 +13,11 @@ export interface HubMetrics {
   readonly requests: Counter<'mode' | 'outcome'>;
 }
 
+/** Subscriptions by state: active, expired (not swept yet), pending (verifications in flight here). */
+export type SubscriptionCounts = Record<'active' | 'expired' | 'pending', number>;
+
 export interface HubGauges {
-  /** Subscriptions by state: active, expired (not swept yet), pending (verifications in flight here). */
-  subscriptionCounts(): Promise<Record<'active' | 'expired' | 'pending', number>>;
+  subscriptionCounts(): Promise<SubscriptionCounts>;
   queueDepth(): Promise<number>;
 }
 

@@ -851,4 +851,42 @@ describe('metrics', () => {
     expect(text).toMatch(/websub_subscriptions\{state="active"\} [1-9]/);
     expect(text).not.toContain('localhost');
   });
+
+  it('lists the store once for scrapes that arrive together', async () => {
+    const dir = await tempDir('hub-scrapes-');
+    const quiet = new TestFollower();
+    quiet.publish(snapshotFor(++seed));
+    let held: Promise<void> | null = null;
+    let listings = 0;
+    const counted = await startHub({
+      pki,
+      dataDir: dir.path,
+      follower: quiet,
+      limits: { sweepIntervalMs: 3_600_000 },
+      wrapStore: (store) => ({
+        ...store,
+        list: async () => {
+          if (held) {
+            listings++;
+            await held;
+          }
+          return store.list();
+        },
+      }),
+    });
+    try {
+      let release = () => {};
+      held = new Promise<void>((resolve) => (release = resolve));
+      const scrapes = Promise.all([counted.metrics.registry.metrics(), counted.metrics.registry.metrics()]);
+      await waitFor(() => listings > 0, 5_000, 'a scrape listing the store');
+      release();
+      const [first, second] = await scrapes;
+      expect(listings).toBe(1);
+      for (const text of [first, second]) expect(text).toContain('websub_subscriptions{state="active"} 0');
+    } finally {
+      held = null;
+      await counted.stop();
+      await dir.remove();
+    }
+  });
 });
