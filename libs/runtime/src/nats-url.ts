@@ -4,9 +4,12 @@ export interface NatsConnectOptions {
   readonly user?: string;
   readonly pass?: string;
   readonly token?: string;
+  /** Set for `tls://` URLs: the connection is refused unless it is TLS (trusting the system CAs and NODE_EXTRA_CA_CERTS). */
+  readonly tls?: Record<string, never>;
 }
 
 const USERINFO = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^@/]*)@/i;
+const TLS_SCHEME = /^tls:\/\//i;
 
 /**
  * NATS_URL (one or more comma-separated server URLs) as connection options. A URL may carry
@@ -14,12 +17,20 @@ const USERINFO = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^@/]*)@/i;
  * `nats://token@host:4222` (percent-encoded where needed). nats.js 3 ignores credentials in a URL,
  * so a server that requires them refused the connection: they are taken out here and passed apart.
  * One connection has one identity, so every URL that carries credentials must carry the same ones.
+ *
+ * nats.js 3 also ignores the `tls://` scheme: it upgrades to TLS only when the server offers it, so
+ * against a server (or anyone in between) that does not, it would go on in plain text, credentials
+ * included. A `tls://` URL therefore makes TLS a requirement of the connection. That requirement
+ * holds for the whole server list, so a list that mixes `tls://` with other URLs is refused.
  */
 export function natsConnectOptions(natsUrl: string): NatsConnectOptions {
   const servers: string[] = [];
   let credentials: string | undefined;
-  for (const entry of natsUrl.split(',')) {
-    const server = entry.trim();
+  const entries = natsUrl.split(',').map((entry) => entry.trim());
+  const tlsUrls = entries.filter((server) => TLS_SCHEME.test(server)).length;
+  if (tlsUrls > 0 && tlsUrls < entries.length) throw new Error('the server URLs mix tls:// with other schemes; one connection either requires TLS or does not');
+  const tls = tlsUrls > 0 ? { tls: {} } : {};
+  for (const server of entries) {
     const userinfo = USERINFO.exec(server);
     if (!userinfo) {
       servers.push(server);
@@ -30,10 +41,10 @@ export function natsConnectOptions(natsUrl: string): NatsConnectOptions {
     credentials = found;
     servers.push(server.replace(USERINFO, '$1'));
   }
-  if (credentials === undefined || credentials === '') return { servers };
+  if (credentials === undefined || credentials === '') return { servers, ...tls };
   const colon = credentials.indexOf(':');
-  if (colon < 0) return { servers, token: decode(credentials) };
-  return { servers, user: decode(credentials.slice(0, colon)), pass: decode(credentials.slice(colon + 1)) };
+  if (colon < 0) return { servers, token: decode(credentials), ...tls };
+  return { servers, user: decode(credentials.slice(0, colon)), pass: decode(credentials.slice(colon + 1)), ...tls };
 }
 
 function decode(part: string): string {
