@@ -9,6 +9,8 @@ import { stopChild } from './child-process.js';
 const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 const READY_TIMEOUT_MS = 10_000;
 const POLL_INTERVAL_MS = 50;
+/** Fresh ports to try when the ones picked were taken before nats-server bound them. */
+const START_ATTEMPTS = 3;
 
 /**
  * A private JetStream-enabled nats-server for one test file: loopback only, free ports, its own
@@ -29,8 +31,22 @@ export interface NatsServerHandle {
   dispose(): Promise<void>;
 }
 
-/** `args` go to nats-server after the test's own (e.g. `-c <file>` for accounts, `--user`/`--pass`). */
+/**
+ * `args` go to nats-server after the test's own (e.g. `-c <file>` for accounts, `--user`/`--pass`).
+ * A port is picked free and bound by nats-server a moment later, when another test's connection may
+ * have taken it: the first start then tries fresh ports.
+ */
 export async function startNatsServer(args: readonly string[] = []): Promise<NatsServerHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts(args);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !/address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHandle> {
   const storeDir = await mkdtemp(join(tmpdir(), 'nats-test-'));
   const port = await freePort();
   const monitorPort = await freePort();
@@ -61,7 +77,12 @@ export async function startNatsServer(args: readonly string[] = []): Promise<Nat
     await stopChild(proc);
   };
 
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    await rm(storeDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
