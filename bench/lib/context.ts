@@ -23,10 +23,10 @@ export function snapshotOf(file: string): Snapshot {
   return built.snapshot;
 }
 
-/** A service main as a pod runs it, configured from the environment only. */
-export async function startService(main: string, env: Record<string, string>, extraArgs: string[] = []): Promise<Running> {
+/** A service main as a pod runs it: the runtime's preload first, configuration from the environment only. */
+export async function startService(main: string, env: Record<string, string>): Promise<Running> {
   const port = await freePort();
-  const running = startProcess([...extraArgs, join(repoRoot, main)], { PORT: String(port), METRICS_PORT: '0', BASE_URL, ...env }, port);
+  const running = startProcess(['--import', '@reviews/runtime/instrumentation', join(repoRoot, main)], { PORT: String(port), METRICS_PORT: '0', BASE_URL, ...env }, port);
   await waitForHttp(`http://127.0.0.1:${port}/readyz`, 120_000);
   return running;
 }

@@ -107,7 +107,6 @@ async function measurePair(servers: readonly [{ url: string; pid: number }, { ur
 interface Variant {
   readonly name: string;
   readonly env: Record<string, string>;
-  readonly preload: boolean;
 }
 
 /**
@@ -129,20 +128,19 @@ async function exportingToNowhere(): Promise<Record<string, string>> {
 export async function overhead(): Promise<Section> {
   const file = dataset(400, 42);
   const variants: Variant[] = [
-    { name: 'metrics off, tracing off', env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn' }, preload: false },
-    { name: 'metrics on, tracing off', env: { LOG_LEVEL: 'warn' }, preload: false },
-    { name: 'metrics on, tracing exporting to nowhere', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()) }, preload: true },
+    { name: 'metrics off, tracing off', env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn' } },
+    { name: 'metrics on, tracing off', env: { LOG_LEVEL: 'warn' } },
+    { name: 'metrics on, tracing exporting to nowhere', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()) } },
     // The SDK loaded and every request given its unsampled span, none recorded: what tracing costs
     // before any span is recorded or exported (ADR 0009, fifth-session addendum).
-    { name: 'metrics on, tracing loaded, always_off sampler', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'always_off' }, preload: true },
+    { name: 'metrics on, tracing loaded, always_off sampler', env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'always_off' } },
     {
       name: "metrics on, tracing to nowhere, chart's default sampling (10%)",
       env: { LOG_LEVEL: 'warn', ...(await exportingToNowhere()), OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
-      preload: true,
     },
-    { name: 'metrics on, tracing to nowhere, info request logs to /dev/null', env: { LOG_LEVEL: 'info', ...(await exportingToNowhere()) }, preload: true },
+    { name: 'metrics on, tracing to nowhere, info request logs to /dev/null', env: { LOG_LEVEL: 'info', ...(await exportingToNowhere()) } },
     // The control: the baseline plus a cost known in advance, to show how the method reads one.
-    { name: `control: everything off, ${CONTROL_BUSY_US} µs of busy CPU added per request`, env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn', BENCH_BUSY_US: String(CONTROL_BUSY_US) }, preload: false },
+    { name: `control: everything off, ${CONTROL_BUSY_US} µs of busy CPU added per request`, env: { BENCH_METRICS: 'off', LOG_LEVEL: 'warn', BENCH_BUSY_US: String(CONTROL_BUSY_US) } },
   ];
   // Each variant is measured against a baseline started with it, and both run only while measured,
   // under continuous load like a serving pod, in shared windows (`measurePair`). A baseline kept
@@ -150,9 +148,8 @@ export async function overhead(): Promise<Section> {
   // four variants' windows, the 10 % sampling row measured 1-2 % where fresh pairs measured 15-18 %.
   let pinned = true;
   const start = async (variant: Variant): Promise<Running> => {
-    const extraArgs = variant.preload ? ['--import', '@reviews/runtime/instrumentation'] : [];
     // startProcess discards stdout, so info logs cost their formatting and write, like a pod's.
-    const service = await startService(SERVER, { DATASET_FILE: file, ...variant.env }, extraArgs);
+    const service = await startService(SERVER, { DATASET_FILE: file, ...variant.env });
     pinned = (await pin(service.child.pid!, SERVER_CPU)) && pinned;
     return service;
   };
@@ -234,7 +231,7 @@ export async function overhead(): Promise<Section> {
       `read-api \`GET ${PATH}\` (gzip, 400-review sample) composed as its main.ts does, with metrics and tracing off and on. Each variant runs beside a baseline (everything off) started with it and is loaded in ${ROUNDS} back-to-back windows of ${ROUND_SECONDS} s (after ${WARMUP_SECONDS} s of warm-up) at the same time as the baseline, in ${SATURATED_PAIRS} fresh pairs of processes one after the other, each server by its own wrk` +
       `${pinned ? ` (both servers pinned to CPU ${SERVER_CPU}, both wrk to CPU ${WRK_CPU})` : ''}, so the two share the same seconds of one core: req/s is each server's half of that core, CPU and p99 are medians over all windows. ` +
       'Loss is given from req/s and from server CPU time per request (the steadier figure on a shared machine; the headline figures use it), each as the median over all windows of the loss against the baseline measured in the same window; the column after it shows the median of each pair alone, since a pair of processes can sit a few points off for its whole life. ' +
-      'Tracing uses the pod setup (`--import @reviews/runtime/instrumentation`: a SERVER span per request, OTLP exporter) exporting to a closed port; ' +
+      'Every server starts as a pod does (`--import @reviews/runtime/instrumentation`, which also turns V8\'s allocation-site pretenuring off); tracing is a SERVER span per request and the OTLP exporter, exporting to a closed port; ' +
       '"off" is what a pod without `OTEL_*` runs (no SDK loaded). Metrics "off" exists only here (BENCH_METRICS=off); the service always records them. ' +
       `The last row is the control: the baseline plus ${CONTROL_BUSY_US} µs of busy CPU before each request, which charged exactly would read ${controlExpected.toFixed(1)}% (those µs over the baseline's CPU per request) and reads ${cpuLoss(control).toFixed(1)}%. ` +
       `That is ${(cpuLoss(control) / controlExpected).toFixed(1)} times its share: the rows above it, whose added costs are of that size, overstate what they add by a factor of that order (ADR 0009, sixth-session addendum). ` +

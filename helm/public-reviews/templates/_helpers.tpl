@@ -79,8 +79,9 @@ nothing when the URL comes from nats.url through the ConfigMap. Usage: include "
 {{- end -}}
 
 {{/*
-Node loads the OpenTelemetry hooks before the service (ESM needs them registered first); they do
-nothing unless otel.enabled. Usage: include "public-reviews.nodeArgs" "services/read-api/dist/main.js"
+Node loads the runtime's preload before the service: it sets the V8 flags the services run with
+(no allocation-site pretenuring, ADR 0009) and registers the OpenTelemetry hooks (ESM needs them
+registered first), which do nothing unless otel.enabled. Usage: include "public-reviews.nodeArgs" "services/read-api/dist/main.js"
 */}}
 {{- define "public-reviews.nodeArgs" -}}
 - --import

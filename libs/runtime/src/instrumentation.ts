@@ -1,5 +1,6 @@
 /**
- * Preloaded with `node --import @reviews/runtime/instrumentation <service main>` so express is
+ * Preloaded with `node --import @reviews/runtime/instrumentation <service main>`, as every pod, the
+ * image and the npm scripts start a service: it sets the V8 flags the services run with, and express is
  * instrumented before it is imported (ESM needs the loader hook registered first). The hook is
  * import-in-the-middle's synchronous one (`module.registerHooks`), run on the main thread: the
  * `module.register` hook the OpenTelemetry docs show runs on a loader thread that stays for the
@@ -14,13 +15,16 @@ import { samplerFromEnv } from './sampling.js';
 import { PooledIdGenerator } from './trace-ids.js';
 import { tracingEnabled } from './tracing.js';
 
+// V8 pretenures an allocation site whose objects survived young-generation collections: from then
+// on they are allocated in the old generation and die there, where only full collections free them.
+// A request's objects are short-lived, but a scavenge that finds many of them still in flight (a
+// burst, a slow first second) pretenures their sites for the life of the process. Five of eight
+// fresh read-api processes did so under wrk: a full collection every ~650 ms, p99 ~17 ms instead of
+// ~1.7 ms, a quarter less throughput. Spans waiting in the batch processor's queue did the same with
+// tracing on (ADR 0009). Without pretenuring, all of them die young.
+setFlagsFromString('--no-allocation-site-pretenuring');
+
 if (tracingEnabled()) {
-  // Finished spans wait in the batch span processor's queue (a batch filling up, its 5 s schedule,
-  // an export in flight or retrying) long enough to survive young-generation collections. V8 then
-  // pretenures the SDK's span allocations: every later span is allocated in the old generation and
-  // dies there, which grew the old generation ~1-2.5 MB per scavenge under load and brought full
-  // collections, with a collector answering or not (ADR 0009). Without pretenuring spans die young.
-  setFlagsFromString('--no-allocation-site-pretenuring');
   const [{ register }, { NodeSDK }, { ExpressInstrumentation }] = await Promise.all([
     import('import-in-the-middle/register-hooks.mjs'),
     import('@opentelemetry/sdk-node'),
