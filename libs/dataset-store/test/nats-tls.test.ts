@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
@@ -11,20 +10,9 @@ import { datasetVersion } from '@reviews/domain';
 import { POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+import { createTestPki } from '../../../test/support/pki.js';
 
-const run = promisify(execFile);
 const PUBLISH_CLI = new URL('../dist/publish-cli.js', import.meta.url).pathname;
-
-/** A private CA and a certificate it signed for 127.0.0.1, as a TLS nats-server in a cluster would have. */
-async function privateCa(dir: string): Promise<{ ca: string; cert: string; key: string }> {
-  const [ca, caKey, cert, key, csr, extensions] = ['ca.pem', 'ca.key', 'server.pem', 'server.key', 'server.csr', 'server.ext'].map((name) => join(dir, name)) as [string, string, string, string, string, string];
-  const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await run('openssl', ['req', '-x509', ...ecKey, '-keyout', caKey, '-out', ca, '-days', '1', '-subj', '/CN=reviews test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
-  await run('openssl', ['req', ...ecKey, '-keyout', key, '-out', csr, '-subj', '/CN=nats']);
-  await writeFile(extensions, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  await run('openssl', ['x509', '-req', '-in', csr, '-CA', ca, '-CAkey', caKey, '-CAcreateserial', '-out', cert, '-days', '1', '-extfile', extensions]);
-  return { ca, cert, key };
-}
 
 /** The publish CLI in its own process, as the seed Job runs it: NODE_EXTRA_CA_CERTS is read only at process start. */
 function publishInChild(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -43,7 +31,9 @@ describe('NATS_URL with tls:// URLs against real nats-servers', () => {
   const dataset = buildDataset({ reviews: 5, seed: 81 });
   let dir: string;
   let file: string;
-  let pki: Awaited<ReturnType<typeof privateCa>>;
+  /** The private CA's certificate, as NODE_EXTRA_CA_CERTS names it. */
+  let caFile: string;
+  let caPem: string;
   let tlsServer: NatsServerHandle;
   let plainServer: NatsServerHandle;
 
@@ -51,9 +41,14 @@ describe('NATS_URL with tls:// URLs against real nats-servers', () => {
     dir = await mkdtemp(join(tmpdir(), 'nats-tls-'));
     file = join(dir, 'dataset.json');
     await writeFile(file, JSON.stringify(dataset));
-    pki = await privateCa(dir);
+    // A nats-server certificate that a private CA signed, as in a cluster with its own CA.
+    const pki = await createTestPki();
+    caPem = pki.caPem;
+    caFile = join(dir, 'ca.pem');
+    const [cert, key] = [join(dir, 'server.pem'), join(dir, 'server.key')];
+    await Promise.all([writeFile(caFile, pki.caPem), writeFile(cert, pki.certPem), writeFile(key, pki.keyPem)]);
     [tlsServer, plainServer] = await Promise.all([
-      startNatsServer(['--tls', '--tlscert', pki.cert, '--tlskey', pki.key]),
+      startNatsServer(['--tls', '--tlscert', cert, '--tlskey', key]),
       startNatsServer(['--user', 'seed', '--pass', 's3cret-pw']),
     ]);
   });
@@ -74,11 +69,11 @@ describe('NATS_URL with tls:// URLs against real nats-servers', () => {
 
   it('publishes over TLS to a server whose certificate a private CA in NODE_EXTRA_CA_CERTS signed', async () => {
     const url = tlsServer.url.replace('nats://', 'tls://');
-    const result = await publishInChild(file, { NATS_URL: url, NODE_EXTRA_CA_CERTS: pki.ca });
+    const result = await publishInChild(file, { NATS_URL: url, NODE_EXTRA_CA_CERTS: caFile });
     expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, stderr: '' });
     expect(result.stdout).toContain(`${datasetVersion(dataset)} published`);
 
-    const nc = await connect({ servers: url, tls: { ca: await readFile(pki.ca, 'utf8') } });
+    const nc = await connect({ servers: url, tls: { ca: caPem } });
     try {
       const pointer = await (await new Kvm(jetstream(nc)).open(POINTER_BUCKET)).get(POINTER_KEY);
       expect(pointer?.json()).toMatchObject({ version: datasetVersion(dataset) });

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
@@ -18,6 +16,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsDatasetStore } from '@reviews/dataset-store';
 import { DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
 import { createNatsWebSubHub } from '../src/compose.js';
+
+import type { TestPki } from '../../../test/support/pki.js';
+
+export { createTestPki, type TestPki } from '../../../test/support/pki.js';
 import { createMemoryJobQueue } from '../src/queue/memory-queue.js';
 import { openFileSubscriptionStore } from '../src/store/file-store.js';
 import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
@@ -56,32 +58,6 @@ export function capturingLogger(): { logger: Logger; lines: LogLine[]; raw: stri
     lines.push(JSON.parse(line) as LogLine);
   };
   return { logger: pino({ level: 'debug' }, { write }), lines, raw };
-}
-
-const run = promisify(execFile);
-
-/** A throw-away CA and a `localhost` / 127.0.0.1 / ::1 server certificate it signed, made with the openssl CLI. */
-export interface TestPki {
-  readonly caPem: string;
-  readonly keyPem: string;
-  readonly certPem: string;
-}
-
-export async function createTestPki(): Promise<TestPki> {
-  const dir = await mkdtemp(join(tmpdir(), 'websub-pki-'));
-  const file = (name: string) => join(dir, name);
-  try {
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await run('openssl', ['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=websub-hub test CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-    await run('openssl', ['req', ...ec, '-keyout', file('leaf.key'), '-out', file('leaf.csr'), '-subj', '/CN=localhost']);
-    await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n');
-    await run('openssl', ['x509', '-req', '-in', file('leaf.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('leaf.crt'), '-days', '2', '-extfile', file('ext.cnf')]);
-    const [caPem, keyPem, certPem] = await Promise.all(['ca.crt', 'leaf.key', 'leaf.crt'].map((n) => readFile(file(n), 'utf8')));
-    return { caPem: caPem as string, keyPem: keyPem as string, certPem: certPem as string };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 export interface Received {
@@ -336,13 +312,13 @@ export async function publishReviews(datasets: NatsDatasetStore, seed: number): 
   return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
 }
 
-/** True once the hub replicas' shared delivery consumer holds nothing pending or unacknowledged. */
 /** The shared delivery consumer: jobs waiting, jobs a replica holds, and how many it ever handed out. */
 export async function deliveryConsumerState(nc: NatsConnection): Promise<{ waiting: number; held: number; handedOut: number }> {
   const info = await (await jetstreamManager(nc)).consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
   return { waiting: info.num_pending, held: info.num_ack_pending, handedOut: info.delivered.consumer_seq };
 }
 
+/** True once the hub replicas' shared delivery consumer holds nothing pending or unacknowledged. */
 export async function deliveryQueueDrained(nc: NatsConnection): Promise<boolean> {
   const { waiting, held } = await deliveryConsumerState(nc);
   return waiting + held === 0;
