@@ -64,6 +64,10 @@ export function createMemoryJobQueue(options: { concurrency: number; logger: Log
     }
   };
 
+  const stopTaking = (): void => {
+    closed = true;
+  };
+
   return {
     keepsJobsAcrossRestarts: false,
     enqueue: async (jobs) => {
@@ -74,11 +78,9 @@ export function createMemoryJobQueue(options: { concurrency: number; logger: Log
       pump();
     },
     depth: async () => pending.size + running.size,
-    stopTaking: () => {
-      closed = true;
-    },
+    stopTaking,
     close: async () => {
-      closed = true;
+      stopTaking();
       for (const entry of pending.values()) if (entry.timer) clearTimeout(entry.timer);
       pending.clear();
       await Promise.allSettled([...running]);
