@@ -11,7 +11,7 @@ export interface BenchPki {
   remove(): void;
 }
 
-/** Made with the openssl CLI like the websub-hub tests' PKI, but kept as files for other processes (NODE_EXTRA_CA_CERTS, subscribers). */
+/** Made with the openssl CLI like the tests' PKI (test/support/pki.ts), but kept as files for other processes (NODE_EXTRA_CA_CERTS, subscribers). */
 export function createBenchPki(): BenchPki {
   const dir = mkdtempSync(join(tmpdir(), 'bench-pki-'));
   const file = (name: string) => join(dir, name);
