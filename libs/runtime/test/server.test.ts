@@ -150,6 +150,36 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     expect(seen).toEqual([]);
   });
 
+  it.each(['gzip, chunked', 'foo, chunked', 'Chunked, chunked'])('answers Transfer-Encoding: %s with one 501 and closes: chunked is the one coding implemented (RFC 9112 §6.1)', async (coding) => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, `GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ${coding}\r\n\r\n0\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(statuses(responses).slice(0, 1)).toEqual([[coding.startsWith('Chunked') ? 400 : 501, coding.startsWith('Chunked') ? 'bad_request' : 'not_implemented']]);
+    expect(responses).toHaveLength(1);
+    expect(seen).toEqual([]);
+  });
+
+  it('treats an HTTP/1.0 request with Transfer-Encoding as faulty framing: one 400, then the connection closes, so nothing can be smuggled behind it (RFC 9112 §6.1)', async () => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, 'GET /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(statuses(responses)).toEqual([[400, 'bad_request']]);
+    expect(JSON.parse(responses[0]!.body)).toEqual({ error: 'bad_request', message: expect.stringContaining('HTTP/1.0') });
+    expect(seen).toEqual([]);
+  });
+
+  it('answers a HEAD request whose headers overflow with the 431 header section and no body (RFC 9110 §9.3.2)', async () => {
+    const port = await listen(echo);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`HEAD /x HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+      socket.on('error', reject);
+      socket.on('end', () => resolve(data));
+    });
+    expect(raw).toMatch(/^HTTP\/1.1 431 /);
+    expect(raw).toMatch(/\r\nContent-Length: \d+\r\n/);
+    expect(raw.endsWith('\r\n\r\n')).toBe(true);
+  });
+
   it('still serves a chunked request body and keeps the connection', async () => {
     const port = await listen(echo);
     const responses = await rawExchange(port, 'GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
@@ -157,5 +187,28 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
       [200, 'ok'],
       [200, 'ok'],
     ]);
+  });
+});
+
+describe('createHttpServer: request targets (RFC 9110 §4.2.1, RFC 9112 §3.2, RFC 3986 §2)', () => {
+  it.each(['http:///reviews.json', 'http://user:pw@x/reviews.json', 'http://x:abc/reviews.json', 'http://:80/reviews.json'])('refuses the absolute-form target %s: its authority is not a server\'s', async (target) => {
+    const port = await listen(echo);
+    const res = await exchange(port, `GET ${target}`);
+    expect([res.status, JSON.parse(res.body)]).toEqual([400, { error: 'bad_request', message: expect.stringContaining('authority') }]);
+    expect(seen).toEqual([]);
+  });
+
+  it.each(['/api/reviews/search?query=a"b', '/api/reviews/search?query=<b>', '/a{b}', '/a^b', '/a`b', '/a\\b', '/"x"'])('refuses %p: it holds a character every client percent-encodes there', async (target) => {
+    const port = await listen(echo);
+    const res = await exchange(port, `GET ${target}`);
+    expect([res.status, JSON.parse(res.body)]).toEqual([400, { error: 'bad_request', message: expect.stringContaining('percent-encoded') }]);
+    expect(seen).toEqual([]);
+  });
+
+  it('serves what browsers leave unencoded (WHATWG URL): [ ] | in the path, and also \\ ^ ` { } in the query', async () => {
+    const port = await listen(echo);
+    const served = ['/a|b[c]', '/api/reviews/search?query=a|b{c}^[d]`e\\f', 'http://x:/y', 'http://x.example:8080/z?q=|'];
+    for (const target of served) expect([target, (await exchange(port, `GET ${target}`)).status]).toEqual([target, 200]);
+    expect(seen).toEqual(['/a|b[c]', '/api/reviews/search?query=a|b{c}^[d]`e\\f', '/y', '/z?q=|']);
   });
 });

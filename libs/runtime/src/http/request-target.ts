@@ -9,7 +9,14 @@ export class TargetRefusal {
   constructor(readonly message: string) {}
 }
 
-const ABSOLUTE_HTTP = /^https?:\/\/[^/?#]*/i;
+const ABSOLUTE_HTTP = /^https?:\/\/([^/?#]*)/i;
+/**
+ * Characters no client sends unencoded (RFC 3986 §2, RFC 9112 §3.2: SHOULD 400, never autocorrect):
+ * controls, space, DEL, `"`, `<`, `>`. Browsers (WHATWG URL) encode these everywhere, but leave
+ * `[ ] |` raw in paths and `[ ] | \ ^ \` { }` raw in queries, so only the path refuses the latter four.
+ */
+const NEVER_RAW = /[\x00-\x20"<>\x7f]/;
+const NEVER_RAW_IN_PATH = /[\x00-\x20"<>\x7f\\^`{}]/;
 const PERCENT_TRIPLET = /%([0-9A-Fa-f]{2})/g;
 /** RFC 3986 §2.3: these may be percent-encoded but are equivalent to their plain form. */
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
@@ -27,6 +34,7 @@ export function decodeUnreservedEscapes(uri: string): string {
 }
 
 const SLASH = 47;
+const COLON = 58;
 const LOWER_CASE_BIT = 0x20;
 
 /**
@@ -39,6 +47,8 @@ function normalizePath(path: string): string | null {
   return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
 }
 
+const INVALID_AUTHORITY = new TargetRefusal('The request target is an absolute URI whose authority is not a host with an optional numeric port (RFC 9110 §4.2.1: no empty host, no userinfo).');
+const UNENCODED_CHARACTER = new TargetRefusal('The request target holds a character that must be percent-encoded (RFC 3986 §2): a control character, space, ", <, > or, in the path, \\, ^, `, { or }.');
 const MALFORMED_QUERY_ESCAPE = new TargetRefusal('The request query has a "%" that is not followed by two hexadecimal digits.');
 const QUERY_NOT_UTF8 = new TargetRefusal('The request query is not valid UTF-8 once percent-decoded.');
 
@@ -100,15 +110,17 @@ export function originForm(url: string, method: string | undefined): string | Ta
   let target = url;
   if (target.charCodeAt(0) !== SLASH) {
     if (target === '*') return method === 'OPTIONS' ? target : new TargetRefusal('The target "*" is only valid for OPTIONS.');
-    const authority = ABSOLUTE_HTTP.exec(target);
-    if (authority === null) return new TargetRefusal('The request target must be a path or an absolute http(s) URI.');
-    const rest = target.slice(authority[0].length);
+    const absolute = ABSOLUTE_HTTP.exec(target);
+    if (absolute === null) return new TargetRefusal('The request target must be a path or an absolute http(s) URI.');
+    if (!isServerAuthority(absolute[1]!)) return INVALID_AUTHORITY;
+    const rest = target.slice(absolute[0].length);
     target = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
   }
   if (target.includes('#')) return new TargetRefusal('The request target must not contain a fragment (#).');
+  const mark = target.indexOf('?');
+  if (mark === -1 ? NEVER_RAW_IN_PATH.test(target) : NEVER_RAW_IN_PATH.test(target.slice(0, mark)) || NEVER_RAW.test(target.slice(mark))) return UNENCODED_CHARACTER;
   const percent = target.indexOf('%');
   if (percent === -1) return target;
-  const mark = target.indexOf('?');
   // Escapes in the query only (a search for `caf%C3%A9`): checked in place, the target served as is.
   if (mark !== -1 && percent > mark) return queryEscapeProblem(target, percent) ?? target;
   const path = normalizePath(mark === -1 ? target : target.slice(0, mark));
@@ -119,6 +131,11 @@ export function originForm(url: string, method: string | undefined): string | Ta
 
 /** RFC 9110 §7.2 / RFC 3986 §3.2.2: `uri-host [ ":" port ]`, the host an IP literal, IPv4 or reg-name. */
 const HOST_FIELD = /^(?:\[[0-9A-Fa-f:.]+\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
+
+/** An absolute-form target's authority as a server's: a non-empty host, no userinfo, and a port of digits if any. */
+function isServerAuthority(authority: string): boolean {
+  return authority.length > 0 && authority.charCodeAt(0) !== COLON && HOST_FIELD.test(authority);
+}
 
 /** `Host` in any letter case, compared without making a lower-cased copy of every header name. */
 function isHostName(name: string): boolean {

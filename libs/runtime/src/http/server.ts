@@ -23,6 +23,20 @@ const CLIENT_ERRORS: Record<string, ClientError> = {
 const MALFORMED_REQUEST_LINE: ClientError = [400, 'Bad Request', 'bad_request', 'The request line is malformed: expected `METHOD target HTTP/1.1` ending in CRLF.'];
 /** RFC 9112 §6.1: without chunked as the final coding a request's body length cannot be known. */
 const CHUNKED_LAST = /(?:^|,)[\t ]*chunked[\t ]*$/i;
+const CHUNKED_ONLY = /^[\t ]*chunked[\t ]*$/i;
+
+/**
+ * Why a request's Transfer-Encoding is refused, or null for plain `chunked`, the one coding served.
+ * Every refusal closes the connection: the body that follows cannot be read, or (HTTP/1.0) its
+ * framing must be treated as faulty, which is how requests are smuggled past a proxy that frames it
+ * differently.
+ */
+function transferCodingRefusal(transferEncoding: string, httpVersionMinor: number): ClientError | null {
+  if (httpVersionMinor === 0) return [400, 'Bad Request', 'bad_request', 'An HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112 §6.1): its framing is treated as faulty.'];
+  if (!CHUNKED_LAST.test(transferEncoding)) return [400, 'Bad Request', 'bad_request', 'Transfer-Encoding must end in chunked (RFC 9112 §6.1): the length of this request cannot be determined.'];
+  if (!CHUNKED_ONLY.test(transferEncoding)) return [501, 'Not Implemented', 'not_implemented', 'Only the chunked transfer coding is implemented (RFC 9112 §6.1).'];
+  return null;
+}
 const URI_TOO_LONG_MESSAGE = `The request target exceeds ${MAX_URL_LENGTH} characters.`;
 const URI_TOO_LONG: ClientError = [414, 'URI Too Long', 'uri_too_long', URI_TOO_LONG_MESSAGE];
 const NOT_A_PROXY: ClientError = [501, 'Not Implemented', 'not_implemented', 'CONNECT is not implemented: this is an origin server, not a proxy.'];
@@ -56,12 +70,19 @@ function clientErrorFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): 
 
 /**
  * A response written on the raw socket, for requests node:http refuses before there is a response
- * object: the same JSON envelope, Date and CORS headers as every other error (RFC 9110 §6.6.1).
+ * object: the same JSON envelope, Date and CORS headers as every other error (RFC 9110 §6.6.1). A
+ * HEAD request gets the same header section without the body (RFC 9110 §9.3.2).
  */
-function rawErrorResponse([status, reason, code, message]: ClientError): string {
+function rawErrorResponse([status, reason, code, message]: ClientError, packet?: Buffer): string {
   const body = JSON.stringify({ error: code, message });
   const cors = CORS_HEADERS.map((part, i) => (i % 2 === 0 ? `${part}: ` : `${part}\r\n`)).join('');
-  return `HTTP/1.1 ${status} ${reason}\r\nDate: ${new Date().toUTCString()}\r\n${cors}Cache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  const head = `HTTP/1.1 ${status} ${reason}\r\nDate: ${new Date().toUTCString()}\r\n${cors}Cache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  return isHeadRequest(packet) ? head : head + body;
+}
+
+/** Whether the bytes node:http refused start a HEAD request. */
+function isHeadRequest(packet: Buffer | undefined): boolean {
+  return packet !== undefined && packet.toString('latin1', 0, 5) === 'HEAD ';
 }
 
 /**
@@ -105,16 +126,21 @@ export function createHttpServer(handler: RequestHandler, { observeRefused, obse
       requireHostHeader: false,
     },
     (req, res) => {
+      // node:http goes on parsing what follows a request refused for its framing, as requests of the
+      // same connection; they came in a body this server could not delimit (smuggled), so they are
+      // never served, and the connection closes after the refusal.
+      if (framingRefused.has(req.socket)) return;
       // llhttp takes HTTP/2.0 and a version-less (HTTP/0.9) line as requests.
       if (req.httpVersionMajor !== 1) {
         refuse(req, res, 505, 'http_version_not_supported', VERSION_NOT_SERVED_MESSAGE);
         return;
       }
       const transferEncoding = req.headers['transfer-encoding'];
-      if (transferEncoding !== undefined && !CHUNKED_LAST.test(transferEncoding)) {
+      const framingRefusal = transferEncoding === undefined ? null : transferCodingRefusal(transferEncoding, req.httpVersionMinor);
+      if (framingRefusal !== null) {
         framingRefused.add(req.socket);
         res.setHeader('Connection', 'close');
-        refuse(req, res, 400, 'bad_request', 'Transfer-Encoding must end in chunked (RFC 9112 §6.1): the length of this request cannot be determined.');
+        refuse(req, res, framingRefusal[0], framingRefusal[2], framingRefusal[3]);
         return;
       }
       const url = req.url ?? '/';
@@ -155,7 +181,7 @@ export function createHttpServer(handler: RequestHandler, { observeRefused, obse
     }
     const refusal = clientErrorFor(error);
     observeUnparsed?.(refusal[0]);
-    socket.end(rawErrorResponse(refusal));
+    socket.end(rawErrorResponse(refusal, error.rawPacket));
   });
   // Node's own answer to an Expect it does not meet is a bare 417 without a body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
