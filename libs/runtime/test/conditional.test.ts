@@ -27,6 +27,15 @@ describe('HTTP-date parsing', () => {
     expect(parseHttpDate('Sun Nov  6 08:49:37 1994')).toBe(ms);
   });
 
+  it('reads an rfc850 two-digit year in this century unless that is more than 50 years ahead, as RFC 9110 §5.6.7 says, not in 1950-2049', () => {
+    const now = Date.UTC(2026, 10, 27);
+    expect(parseHttpDate('Friday, 07-Nov-70 09:08:24 GMT', now)).toBe(Date.UTC(2070, 10, 7, 9, 8, 24));
+    expect(parseHttpDate('Saturday, 07-Nov-26 09:08:24 GMT', now)).toBe(Date.UTC(2026, 10, 7, 9, 8, 24));
+    expect(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT', now)).toBe(Date.UTC(1994, 10, 6, 8, 49, 37));
+    expect(parseHttpDate('Wednesday, 07-Nov-77 09:08:24 GMT', now)).toBe(Date.UTC(1977, 10, 7, 9, 8, 24));
+    expect(parseHttpDate('Saturday, 07-Nov-76 09:08:24 GMT', now)).toBe(Date.UTC(2076, 10, 7, 9, 8, 24));
+  });
+
   it.each(['yesterday', '2024-01-01', '1', 'Sun, 06 Nov 1994 08:49:37', 'Sun, 32 Nov 1994 08:49:37 GMT', ''])('rejects %p', (value) => {
     expect(parseHttpDate(value)).toBeNull();
   });
@@ -103,5 +112,23 @@ describe('isPreconditionFailed (RFC 9110 §13.2.2 steps 1-2)', () => {
   it('lets If-Match take precedence over If-Unmodified-Since', () => {
     expect(isPreconditionFailed({ 'if-match': '"v1"', 'if-unmodified-since': before }, validators)).toBe(false);
     expect(isPreconditionFailed({ 'if-match': '"v0"', 'if-unmodified-since': after }, validators)).toBe(true);
+  });
+});
+
+describe('a date precondition on more than one field line is ignored (RFC 9110 §13.1.3, §13.1.4)', () => {
+  const validators = { etag: '"v1"', lastModifiedMs: Date.UTC(2025, 0, 1), lastModifiedShared: false };
+  const after = 'Thu, 02 Jan 2025 00:00:00 GMT';
+  const before = 'Tue, 31 Dec 2024 00:00:00 GMT';
+
+  it('If-Modified-Since: node:http keeps the first line; two lines are a list, which gets the full response', () => {
+    const raw = ['Host', 'x', 'If-Modified-Since', after, 'if-modified-since', before];
+    expect(isNotModified({ 'if-modified-since': after }, validators, raw)).toBe(false);
+    expect(isNotModified({ 'if-modified-since': after }, validators, ['Host', 'x', 'IF-MODIFIED-SINCE', after])).toBe(true);
+  });
+
+  it('If-Unmodified-Since: two lines are ignored, never a 412', () => {
+    const raw = ['If-Unmodified-Since', before, 'If-Unmodified-Since', after];
+    expect(isPreconditionFailed({ 'if-unmodified-since': before }, validators, raw)).toBe(false);
+    expect(isPreconditionFailed({ 'if-unmodified-since': before }, validators, raw.slice(0, 2))).toBe(true);
   });
 });

@@ -35,12 +35,48 @@ const HTTP_DATE = [
   new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) [ \\d]\\d \\d{2}:\\d{2}:\\d{2} \\d{4}$`),
 ];
 
-/** Milliseconds of a valid HTTP-date, or null: an invalid If-Modified-Since must be ignored (§13.1.3). */
-export function parseHttpDate(value: string): number | null {
+const RFC_850_YEAR = /-(\d{2}) /;
+const FIFTY_YEARS_MS = 50 * 365.25 * 24 * 3600 * 1000;
+
+/**
+ * Milliseconds of a valid HTTP-date, or null: an invalid If-Modified-Since must be ignored (§13.1.3).
+ * An rfc850-date's two-digit year is in this century unless that is more than 50 years ahead of
+ * `now`, then in the previous one (§5.6.7), not JavaScript's fixed 1950-2049 window.
+ */
+export function parseHttpDate(value: string, now = Date.now()): number | null {
   const trimmed = value.trim();
-  if (!HTTP_DATE.some((form) => form.test(trimmed))) return null;
+  if (HTTP_DATE[1]!.test(trimmed)) return rfc850Date(trimmed, now);
+  if (!HTTP_DATE[0]!.test(trimmed) && !HTTP_DATE[2]!.test(trimmed)) return null;
   const ms = Date.parse(HTTP_DATE[2]!.test(trimmed) ? `${trimmed} GMT` : trimmed);
   return Number.isNaN(ms) ? null : ms;
+}
+
+function rfc850Date(value: string, now: number): number | null {
+  const century = Math.floor(new Date(now).getUTCFullYear() / 100) * 100;
+  const withYear = (year: number) => Date.parse(value.replace(RFC_850_YEAR, `-${year} `));
+  const twoDigits = Number(RFC_850_YEAR.exec(value)![1]);
+  const ms = withYear(century + twoDigits);
+  if (Number.isNaN(ms)) return null;
+  return ms - now > FIFTY_YEARS_MS ? withYear(century - 100 + twoDigits) : ms;
+}
+
+const LOWER_CASE_BIT = 0x20;
+
+/**
+ * Whether the field `lowerCaseName` comes on more than one line. node:http keeps only the first line
+ * of a repeated If-Modified-Since or If-Unmodified-Since, where a field with more than one member
+ * must be ignored (§13.1.3, §13.1.4). Walks the raw names without copying them.
+ */
+export function isRepeatedField(rawHeaders: readonly string[], lowerCaseName: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== lowerCaseName.length) continue;
+    let same = true;
+    for (let k = 0; k < name.length && same; k++) same = (name.charCodeAt(k) | LOWER_CASE_BIT) === (lowerCaseName.charCodeAt(k) | LOWER_CASE_BIT);
+    if (same && ++seen > 1) return true;
+  }
+  return false;
 }
 
 export interface Validators {
@@ -60,21 +96,21 @@ function modifiedSince(validators: Validators, since: number): boolean {
  * True when a GET/HEAD must be answered 412 (§13.2.2 steps 1-2, evaluated before If-None-Match):
  * If-Match fails, or, without If-Match, the representation changed after a valid If-Unmodified-Since.
  */
-export function isPreconditionFailed(headers: { 'if-match'?: string | undefined; 'if-unmodified-since'?: string | undefined }, validators: Validators): boolean {
+export function isPreconditionFailed(headers: { 'if-match'?: string | undefined; 'if-unmodified-since'?: string | undefined }, validators: Validators, rawHeaders: readonly string[] = []): boolean {
   const im = headers['if-match'];
   if (im !== undefined) return !ifMatchMatches(im, validators.etag);
   const ius = headers['if-unmodified-since'];
   if (ius === undefined) return false;
   const since = parseHttpDate(ius);
-  return since !== null && modifiedSince(validators, since);
+  return since !== null && !isRepeatedField(rawHeaders, 'if-unmodified-since') && modifiedSince(validators, since);
 }
 
 /** True when a GET/HEAD should be answered 304: If-None-Match wins; If-Modified-Since only without it (§13.2.2). */
-export function isNotModified(headers: { 'if-none-match'?: string | undefined; 'if-modified-since'?: string | undefined }, validators: Validators): boolean {
+export function isNotModified(headers: { 'if-none-match'?: string | undefined; 'if-modified-since'?: string | undefined }, validators: Validators, rawHeaders: readonly string[] = []): boolean {
   const inm = headers['if-none-match'];
   if (inm !== undefined) return ifNoneMatchMatches(inm, validators.etag);
   const ims = headers['if-modified-since'];
   if (ims === undefined) return false;
   const since = parseHttpDate(ims);
-  return since !== null && !modifiedSince(validators, since);
+  return since !== null && !isRepeatedField(rawHeaders, 'if-modified-since') && !modifiedSince(validators, since);
 }

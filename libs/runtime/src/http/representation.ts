@@ -89,11 +89,11 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   const { headers } = req;
   const acceptEncoding = headers['accept-encoding'];
   const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
-  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared })) {
+  if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared }, req.rawHeaders)) {
     sendError(res, 412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the current representation.');
     return;
   }
-  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared })) {
+  if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared }, req.rawHeaders)) {
     res.writeHead(304, chosen.notModified);
     res.end();
     return;
