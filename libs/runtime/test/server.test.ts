@@ -53,26 +53,30 @@ function rawExchange(port: number, raw: string): Promise<Array<{ status: number;
 
 describe('createHttpServer: percent-encoding in the query (RFC 3986 §2.1)', () => {
   it.each([
-    ['/api/reviews/search?query=a%2', 'not followed by two hexadecimal digits'],
-    ['/api/reviews/search?query=%', 'not followed by two hexadecimal digits'],
-    ['/api/reviews/search?query=%zz&limit=5', 'not followed by two hexadecimal digits'],
-    ['/reviews.json?v=1&x=%G1', 'not followed by two hexadecimal digits'],
-    ['/api/reviews/search?query=%FF', 'UTF-8'],
-    ['/api/reviews/search?query=caf%C3', 'UTF-8'],
-    ['/api/reviews/search?query=caf%C3x%A9', 'UTF-8'],
-    ['/api/reviews/search?query=%C0%AF', 'UTF-8'],
-    ['/api/reviews/search?query=%ED%A0%80', 'UTF-8'],
-    ['/api/reviews/search?query=%F4%90%80%80', 'UTF-8'],
-    ['/api/reviews/search?query=%80', 'UTF-8'],
-  ])('refuses %s with the 400 envelope naming the query', async (target, problem) => {
+    ['/api/reviews/search?query=a%2', 'not followed by two hexadecimal digits', 'query'],
+    ['/api/reviews/search?query=%', 'not followed by two hexadecimal digits', 'query'],
+    ['/api/reviews/search?query=%zz&limit=5', 'not followed by two hexadecimal digits', 'query'],
+    ['/reviews.json?v=1&x=%G1', 'not followed by two hexadecimal digits', 'x'],
+    ['/api/reviews/search?query=%FF', 'UTF-8', 'query'],
+    ['/api/reviews/search?limit=5&query=caf%C3', 'UTF-8', 'query'],
+    ['/api/reviews/search?query=caf%C3x%A9', 'UTF-8', 'query'],
+    ['/api/reviews/search?query=%C0%AF', 'UTF-8', 'query'],
+    ['/api/reviews/search?query=%ED%A0%80', 'UTF-8', 'query'],
+    ['/api/reviews/search?rating=5&query=%F4%90%80%80&limit=1', 'UTF-8', 'query'],
+    ['/api/reviews/search?rating=%80', 'UTF-8', 'rating'],
+    ['/api/reviews/search?mentions%5Fservice=%FF', 'UTF-8', 'mentions_service'],
+    ['/api/reviews/search?na%FFme=1', 'UTF-8', 'na%FFme'],
+    ['/api/reviews/search?flag%FF', 'UTF-8', 'flag%FF'],
+  ])('refuses %s with the 400 envelope naming the query and, in issues, the parameter', async (target, problem, parameter) => {
     const port = await listen(echo);
     const res = await exchange(port, `GET ${target}`);
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe('application/json');
-    const body = JSON.parse(res.body) as { error: string; message: string };
+    const body = JSON.parse(res.body) as { error: string; message: string; issues: Array<{ code: string; path: string[]; message: string }> };
     expect(body.error).toBe('bad_request');
     expect(body.message).toContain('query');
     expect(body.message).toContain(problem);
+    expect(body.issues).toEqual([{ code: 'custom', path: [parameter], message: expect.stringContaining(problem) }]);
     expect(seen).toEqual([]);
   });
 

@@ -4,9 +4,15 @@
  * every invalid one is refused with a reason.
  */
 
+import type { Issue } from '@reviews/domain';
+
 /** Why a request target is refused with 400. A target that is served is returned as a plain string, allocating nothing. */
 export class TargetRefusal {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    /** The query parameter at fault, as validation issues name one. */
+    readonly issues?: readonly Issue[],
+  ) {}
 }
 
 const ABSOLUTE_HTTP = /^https?:\/\/([^/?#]*)/i;
@@ -49,8 +55,29 @@ function normalizePath(path: string): string | null {
 
 const INVALID_AUTHORITY = new TargetRefusal('The request target is an absolute URI whose authority is not a host with an optional numeric port (RFC 9110 §4.2.1: no empty host, no userinfo).');
 const UNENCODED_CHARACTER = new TargetRefusal('The request target holds a character that must be percent-encoded (RFC 3986 §2): a control character, space, ", <, > or, in the path, \\, ^, `, { or }.');
-const MALFORMED_QUERY_ESCAPE = new TargetRefusal('The request query has a "%" that is not followed by two hexadecimal digits.');
-const QUERY_NOT_UTF8 = new TargetRefusal('The request query is not valid UTF-8 once percent-decoded.');
+const MALFORMED_ESCAPE = 'has a "%" that is not followed by two hexadecimal digits';
+const NOT_UTF8 = 'is not valid UTF-8 once percent-decoded';
+const AMPERSAND = 38;
+const EQUALS = 61;
+
+/**
+ * The refusal of a query whose escape at `at` is bad, naming the parameter that holds it (decoded when
+ * its name can be), so a client learns which of its values to fix.
+ */
+function queryRefusal(target: string, queryStart: number, at: number, problem: string): TargetRefusal {
+  let start = at;
+  while (start > queryStart && target.charCodeAt(start - 1) !== AMPERSAND) start--;
+  let end = start;
+  while (end < target.length && target.charCodeAt(end) !== EQUALS && target.charCodeAt(end) !== AMPERSAND) end++;
+  const raw = target.slice(start, end);
+  let name = raw;
+  try {
+    name = decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    // The name itself holds the bad escape: it is named as sent.
+  }
+  return new TargetRefusal(`The request query ${problem}.`, [{ code: 'custom', path: [name], message: problem }]);
+}
 
 /** The value of a hex digit's character or byte code, or -1 (also for none: past the end). */
 export function hexValue(code: number | undefined): number {
@@ -66,7 +93,7 @@ export function hexValue(code: number | undefined): number {
  * past U+10FFFF), which every parameter is decoded as. A multi-byte character is written as
  * consecutive escapes. Walks from `%` to `%` of the query only, allocating nothing.
  */
-function queryEscapeProblem(target: string, from: number): TargetRefusal | null {
+function queryEscapeProblem(target: string, queryStart: number, from: number): TargetRefusal | null {
   let pending = 0; // continuation bytes still owed by the current character
   let low = 0x80;
   let high = 0xbf;
@@ -74,10 +101,10 @@ function queryEscapeProblem(target: string, from: number): TargetRefusal | null 
   for (let at = target.indexOf('%', from); at !== -1; at = target.indexOf('%', at + 3)) {
     const upper = hexValue(target.charCodeAt(at + 1));
     const lower = hexValue(target.charCodeAt(at + 2));
-    if (upper === -1 || lower === -1) return MALFORMED_QUERY_ESCAPE;
+    if (upper === -1 || lower === -1) return queryRefusal(target, queryStart, at, MALFORMED_ESCAPE);
     const byte = upper * 16 + lower;
     if (pending > 0) {
-      if (at !== next || byte < low || byte > high) return QUERY_NOT_UTF8;
+      if (at !== next || byte < low || byte > high) return queryRefusal(target, queryStart, at, NOT_UTF8);
       pending--;
       low = 0x80;
       high = 0xbf;
@@ -92,11 +119,11 @@ function queryEscapeProblem(target: string, from: number): TargetRefusal | null 
       if (byte === 0xf0) low = 0x90;
       else if (byte === 0xf4) high = 0x8f;
     } else if (byte >= 0x80) {
-      return QUERY_NOT_UTF8;
+      return queryRefusal(target, queryStart, at, NOT_UTF8);
     }
     next = at + 3;
   }
-  return pending > 0 ? QUERY_NOT_UTF8 : null;
+  return pending > 0 ? queryRefusal(target, queryStart, next - 3, NOT_UTF8) : null;
 }
 
 /**
@@ -122,11 +149,11 @@ export function originForm(url: string, method: string | undefined): string | Ta
   const percent = target.indexOf('%');
   if (percent === -1) return target;
   // Escapes in the query only (a search for `caf%C3%A9`): checked in place, the target served as is.
-  if (mark !== -1 && percent > mark) return queryEscapeProblem(target, percent) ?? target;
+  if (mark !== -1 && percent > mark) return queryEscapeProblem(target, mark + 1, percent) ?? target;
   const path = normalizePath(mark === -1 ? target : target.slice(0, mark));
   if (path === null) return new TargetRefusal('The request path has a "%" that is not followed by two hexadecimal digits.');
   if (mark === -1) return path;
-  return queryEscapeProblem(target, mark + 1) ?? path + target.slice(mark);
+  return queryEscapeProblem(target, mark + 1, mark + 1) ?? path + target.slice(mark);
 }
 
 /** RFC 9110 §7.2 / RFC 3986 §3.2.2: `uri-host [ ":" port ]`, the host an IP literal, IPv4 or reg-name. */

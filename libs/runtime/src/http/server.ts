@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Issue } from '@reviews/domain';
 import { CORS_HEADERS, setCorsHeaders } from './cors.js';
 import { READ_METHODS, sendError } from './errors.js';
 import { hostFieldProblem, originForm, TargetRefusal } from './request-target.js';
@@ -112,9 +113,9 @@ export function createHttpServer(handler: RequestHandler, { observeRefused, obse
   const lastValidHost = { value: '' };
   /** Connections whose request was refused here for its framing: the parser's own error on it comes too, and must not answer twice. */
   const framingRefused = new WeakSet<Duplex>();
-  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string): void => {
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string, issues?: readonly Issue[]): void => {
     observeRefused?.(req, res);
-    sendError(res, status, error, message);
+    sendError(res, status, error, message, issues === undefined ? {} : { issues });
   };
   const server = createServer(
     {
@@ -155,7 +156,7 @@ export function createHttpServer(handler: RequestHandler, { observeRefused, obse
       }
       const target = originForm(url, req.method);
       if (target instanceof TargetRefusal) {
-        refuse(req, res, 400, 'bad_request', target.message);
+        refuse(req, res, 400, 'bad_request', target.message, target.issues);
         return;
       }
       if (target === '*') {
