@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HealthStatus, ReadinessStatus } from '@reviews/domain';
-import { READ_METHODS, sendJson, sendMethodNotAllowed } from './http/errors.js';
-import { sendPreflight } from './http/cors.js';
+import { preconditionWithoutValidators } from './http/conditional.js';
+import { READ_METHODS, sendError, sendJson, sendMethodNotAllowed } from './http/errors.js';
+import { sendPreflight, setCorsHeaders } from './http/cors.js';
 import type { RequestHandler } from './http/server.js';
 import { pathOf } from './http/server.js';
 
@@ -18,6 +19,21 @@ export const HEALTH_PATH = '/healthz';
 const HEALTHY: HealthStatus = { status: 'ok' };
 export const READY_PATH = '/readyz';
 
+/** A probe's answer: preconditions apply to its 200 as to any 2xx, though it has no validators (RFC 9110 §13.2.1). */
+function sendProbe(req: IncomingMessage, res: ServerResponse, status: number, body: HealthStatus | ReadinessStatus): void {
+  const precondition = status === 200 ? preconditionWithoutValidators(req.headers) : null;
+  if (precondition === 412) {
+    sendError(res, 412, 'precondition_failed', 'If-Match lists entity tags, and a probe\'s answer has none.');
+  } else if (precondition === 304) {
+    res.statusCode = 304;
+    setCorsHeaders(res);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end();
+  } else {
+    sendJson(res, status, body);
+  }
+}
+
 /**
  * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: a dataset is loaded and the
  * process is not shutting down) in front of a service handler. A NATS outage fails neither: the last
@@ -32,7 +48,7 @@ export function withProbes(handler: RequestHandler, readiness: () => Readiness, 
       return;
     }
     if (path === HEALTH_PATH) {
-      sendJson(res, 200, HEALTHY);
+      sendProbe(req, res, 200, HEALTHY);
       return;
     }
     if (path === READY_PATH) {
@@ -46,7 +62,7 @@ export function withProbes(handler: RequestHandler, readiness: () => Readiness, 
         source: { connected: state.source.connected, detail: state.source.detail },
         lastRejection: state.lastRejection,
       };
-      sendJson(res, ready ? 200 : 503, body);
+      sendProbe(req, res, ready ? 200 : 503, body);
       return;
     }
     handler(req, res);

@@ -66,6 +66,24 @@ describe('startHttpService', () => {
     expect((await request(s.url).get('/anything')).text).toBe('hello');
   });
 
+  it('evaluates preconditions on a probe\'s 200, which has no validators: a listed If-Match fails, If-None-Match * matches (RFC 9110 §13.2.1)', async () => {
+    let state = notReady;
+    const { service: s } = await start(hello, () => state);
+    for (const path of ['/healthz', '/readyz']) {
+      const failed = await request(s.url).get(path).set('If-Match', '"zzz"');
+      expect([path, failed.status, failed.body.error]).toEqual([path, path === '/readyz' ? 503 : 412, path === '/readyz' ? undefined : 'precondition_failed']);
+    }
+    state = ready;
+    for (const path of ['/healthz', '/readyz']) {
+      expect([path, (await request(s.url).get(path).set('If-Match', '"zzz"')).status]).toEqual([path, 412]);
+      expect([path, (await request(s.url).get(path).set('If-Match', '*')).status]).toEqual([path, 200]);
+      const notModified = await request(s.url).get(path).set('If-None-Match', '*');
+      expect([path, notModified.status, notModified.text, notModified.headers['cache-control']]).toEqual([path, 304, '', 'no-store']);
+      expect([path, (await request(s.url).get(path).set('If-None-Match', '"zzz"')).status]).toEqual([path, 200]);
+      expect([path, (await request(s.url).get(path).set('If-Modified-Since', new Date().toUTCString())).status]).toEqual([path, 200]);
+    }
+  });
+
   it('serves /metrics from the registry on the metrics port only', async () => {
     const { service: s, metrics } = await start(hello);
     metrics.httpDuration.labels('test', 'GET', '/x', '200').observe(0.001);

@@ -36,6 +36,7 @@ const INFO_DESCRIPTION = [
   `- **HEAD.** ${HEAD_NOTE}`,
   "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the dataset's publish time). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent (a date in a second two dataset versions share gets `200`: it cannot tell them apart); an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
+  '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope; the operations below list those a client can meet.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
 ].join('\n');
@@ -71,10 +72,11 @@ const RESPONSES: Record<string, Json> = {
   PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
   BadRequestTarget: {
     description:
-      'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI, holds a fragment or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8, or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
+      'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI with a plain `host[:port]`, holds a fragment, a character every client percent-encodes (controls, space, `"`, `<`, `>`; in the path also `\\`, `^`, `` ` ``, `{`, `}`) or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8 (`issues` names the parameter), or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
     content: JSON_ERROR,
   },
   UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
+  ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', content: JSON_ERROR },
   HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
   Preflight: {
     description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
@@ -189,7 +191,10 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
         },
         content: endpoint.content,
       },
-      '304': ref.response('NotModified'),
+      '304':
+        endpoint.topic === undefined
+          ? ref.response('NotModified')
+          : { description: String(RESPONSES.NotModified!.description), headers: { ...(RESPONSES.NotModified!.headers as Json), ...topicHeaders } },
       '400': takesParameters ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
@@ -200,7 +205,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
 }
 
 /** What the HTTP server answers for any path before routing (libs/runtime http/server.ts). */
-const TARGET_ERRORS: Json = { '414': ref.response('UriTooLong'), '431': ref.response('HeadersTooLarge') };
+const TARGET_ERRORS: Json = { '414': ref.response('UriTooLong'), '417': ref.response('ExpectationFailed'), '431': ref.response('HeadersTooLarge') };
 
 /** The methods of every read path and probe: what `Allow` lists there. */
 const READ_METHODS = 'GET, HEAD, OPTIONS';
@@ -282,7 +287,19 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
 /** Liveness and readiness, on every service's public port (libs/runtime probes.ts). */
 function probePaths(): Record<string, Json> {
   const probe = (operationId: string, summary: string, description: string, responses: Json): Json => ({
-    get: { tags: ['operations'], operationId, summary, description: `${description} Never cached. ${HEAD_NOTE}`, responses: { ...responses, ...TARGET_ERRORS } },
+    get: {
+      tags: ['operations'],
+      operationId,
+      summary,
+      description: `${description} Never cached. ${HEAD_NOTE} Preconditions apply to its 200 though it has no validators: a listed \`If-Match\` tag gives 412, \`If-None-Match: *\` gives 304.`,
+      responses: {
+        ...responses,
+        '304': { description: 'Not Modified: `If-None-Match: *` matches the current answer; empty body, `Cache-Control: no-store`.' },
+        '400': ref.response('BadRequestTarget'),
+        '412': ref.response('PreconditionFailed'),
+        ...TARGET_ERRORS,
+      },
+    },
     options: preflightOperation(`${operationId}Preflight`, 'operations'),
   });
   const readiness = (description: string): Json => ({ description, content: { 'application/json': { schema: ref.schema('Readiness') } } });

@@ -101,19 +101,27 @@ describe('buildOpenApiDocument', () => {
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
   });
 
-  it('documents 200, 304, 400, 404, 412, 414, 431 and 503 on every GET, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics', () => {
+  it('documents 200, 304, 400, 404, 412, 414, 417, 431 and 503 on every GET, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
       const takesParameters = [...(paths[path]?.parameters ?? []), ...(operation.parameters ?? [])].some((parameter) => parameter.in === 'query' || parameter.in === 'path');
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '400', '404', '412', '414', '431', '503']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '400', '404', '412', '414', '417', '431', '503']);
       expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
       expect(Object.keys((paths[path]?.options as Operation).responses)).toEqual(['204']);
     }
     for (const [path, topic] of [['/reviews.json', URLS.reviews], ['/api/feed.json', URLS.feedJson], ['/feed.xml', URLS.feedAtom]] as const) {
-      const ok = paths[path]?.get?.responses['200'] as { headers: Record<string, { example?: string }> };
-      expect(ok.headers.Link?.example).toBe(`<${URLS.hub}>; rel="hub", <${topic}>; rel="self"`);
+      for (const status of ['200', '304']) {
+        const response = paths[path]?.get?.responses[status] as { headers: Record<string, { example?: string }> };
+        expect(response.headers.Link?.example).toBe(`<${URLS.hub}>; rel="hub", <${topic}>; rel="self"`);
+      }
     }
+  });
+
+  it('documents what the probes answer: 200, 304 and 412 for preconditions, and the refusals before routing', () => {
+    const { paths } = build();
+    expect(Object.keys((paths['/healthz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '412', '414', '417', '431']);
+    expect(Object.keys((paths['/readyz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '412', '414', '417', '431', '503']);
   });
 
   it('takes the search parameters, bounds and default from searchParamsShape', () => {

@@ -114,3 +114,16 @@ export function isNotModified(headers: { 'if-none-match'?: string | undefined; '
   const since = parseHttpDate(ims);
   return since !== null && !isRepeatedField(rawHeaders, 'if-modified-since') && !modifiedSince(validators, since);
 }
+
+/**
+ * Preconditions on a 2xx response without validators (no ETag, no Last-Modified), such as a probe's
+ * (§13.2.1: a server must still evaluate them): a listed If-Match tag cannot match (412), and
+ * If-None-Match `*` matches the current representation (304); `*` and listed tags respectively
+ * hold, and dates cannot be compared with a modification time the resource does not have.
+ */
+export function preconditionWithoutValidators(headers: { 'if-match'?: string | undefined; 'if-none-match'?: string | undefined }): 304 | 412 | null {
+  const im = headers['if-match'];
+  if (im !== undefined && im.trim() !== '*') return 412;
+  const inm = headers['if-none-match'];
+  return inm !== undefined && inm.trim() === '*' ? 304 : null;
+}
