@@ -2,6 +2,7 @@ import type { ReviewsDocument } from '../schemas/documents.js';
 import type { Review } from '../schemas/review.js';
 import type { PublicUrls } from '../urls.js';
 import { FEED_SIZE, JSON_FEED_VERSION, type JsonFeed, type JsonFeedAuthor, type JsonFeedItem } from './json-feed.js';
+import { atomIds } from './atom-ids.js';
 import { serializeXml, type XmlElement } from './xml.js';
 
 export { FEED_SIZE } from './json-feed.js';
@@ -100,12 +101,11 @@ export function renderJsonFeed(doc: ReviewsDocument, urls: PublicUrls): string {
   return JSON.stringify(feed);
 }
 
-function atomEntry(entry: FeedEntry, urls: PublicUrls): XmlElement {
+function atomEntry(entry: FeedEntry, id: string): XmlElement {
   return {
     name: 'entry',
     children: [
-      // The entry id is a permanent IRI built from the stable ULID, not the source URL, which may change.
-      { name: 'id', text: `${urls.reviews}#${entry.id}` },
+      { name: 'id', text: id },
       { name: 'title', attributes: { type: 'text' }, text: entry.title },
       { name: 'published', text: entry.published },
       { name: 'updated', text: entry.updated },
@@ -119,11 +119,12 @@ function atomEntry(entry: FeedEntry, urls: PublicUrls): XmlElement {
 /** Atom 1.0 (RFC 4287) of the 50 newest reviews, with rel="hub" and rel="self" links. */
 export function renderAtomFeed(doc: ReviewsDocument, urls: PublicUrls): string {
   const entries = feedEntries(doc, urls);
+  const ids = atomIds(doc.business.url);
   return serializeXml({
     name: 'feed',
     attributes: { xmlns: ATOM_NAMESPACE, 'xml:lang': 'en' },
     children: [
-      { name: 'id', text: urls.feedAtom },
+      { name: 'id', text: ids.feed },
       { name: 'title', attributes: { type: 'text' }, text: feedTitle(doc) },
       { name: 'subtitle', attributes: { type: 'text' }, text: feedDescription(doc) },
       { name: 'updated', text: feedUpdated(doc, entries) },
@@ -131,7 +132,7 @@ export function renderAtomFeed(doc: ReviewsDocument, urls: PublicUrls): string {
       { name: 'link', attributes: { rel: 'self', type: 'application/atom+xml', href: urls.feedAtom } },
       { name: 'link', attributes: { rel: 'hub', href: urls.hub } },
       { name: 'link', attributes: { rel: 'alternate', type: 'text/html', href: doc.business.url } },
-      ...entries.map((entry) => atomEntry(entry, urls)),
+      ...entries.map((entry) => atomEntry(entry, ids.entry(entry.id))),
     ],
   });
 }

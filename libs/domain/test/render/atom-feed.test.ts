@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FEED_SIZE, renderAtomFeed } from '@reviews/domain';
+import { FEED_SIZE, publicUrls, renderAtomFeed } from '@reviews/domain';
 import { sampleDocument, TRICKY_REVIEW, URLS } from './sample-document.js';
 
 const ATOM_RNC = fileURLToPath(new URL('./fixtures/atom.rnc', import.meta.url));
@@ -37,15 +37,25 @@ function writeFeed(name: string, xml: string): string {
 }
 
 function entryIds(xml: string): string[] {
-  return [...xml.matchAll(/<entry>\s*<id>[^#]*#([0-9A-Z]{26})<\/id>/g)].map((match) => match[1] as string);
+  return [...xml.matchAll(/<entry>\s*<id>([^<]*)<\/id>/g)].map((match) => match[1] as string);
 }
+
+/** Each entry's alternate link (the feed's own has a type): the review's source URL, or `<reviews URL>#<id>`. */
+function entryLinks(xml: string): string[] {
+  return [...xml.matchAll(/<link rel="alternate" href="([^"]*)"\/>/g)].map((match) => match[1] as string);
+}
+
+// Name-based (version 5) UUIDs of the sample business's URL and of TRICKY_REVIEW's id within it, computed
+// independently (Python: uuid.uuid5(uuid.NAMESPACE_URL, 'https://evergreen.example.com'), then uuid5 of that and the id).
+const FEED_ID = 'urn:uuid:3e09c4ab-d4f0-59af-bd6d-88b1377e2730';
+const TRICKY_ENTRY_ID = 'urn:uuid:89513b12-44d8-5679-ae0e-bc53c9c24cb8';
 
 describe('renderAtomFeed', () => {
   withJing(`is valid Atom 1.0 (RFC 4287 RELAX NG schema), with text that needs escaping and with no reviews${JING_NOTE}`, async () => {
     const full = writeFeed('full.xml', renderAtomFeed(sampleDocument(), URLS));
     const empty = writeFeed('empty.xml', renderAtomFeed(sampleDocument({ reviews: 0, tricky: false }), URLS));
     // Proves the schema bites: a feed without its required <id>.
-    const broken = writeFeed('broken.xml', renderAtomFeed(sampleDocument({ reviews: 1 }), URLS).replace(/<id>[^<]*feed\.xml<\/id>/, ''));
+    const broken = writeFeed('broken.xml', renderAtomFeed(sampleDocument({ reviews: 1 }), URLS).replace(`<id>${FEED_ID}</id>`, ''));
     const errors = await jing([full, empty, broken]);
     expect(errors.filter((line) => !line.startsWith(broken))).toEqual([]);
     expect(errors.some((line) => line.startsWith(broken) && line.includes('"id"'))).toBe(true);
@@ -60,7 +70,7 @@ describe('renderAtomFeed', () => {
   it('identifies itself and advertises the hub', () => {
     const xml = renderAtomFeed(sampleDocument(), URLS);
     expect(xml.startsWith('<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" xml:lang="en">')).toBe(true);
-    expect(xml).toContain('<id>https://reviews.example.com/feed.xml</id>');
+    expect(xml).toContain(`<id>${FEED_ID}</id>`);
     expect(xml).toContain('<link rel="self" type="application/atom+xml" href="https://reviews.example.com/feed.xml"/>');
     expect(xml).toContain('<link rel="hub" href="https://reviews.example.com/api/websub/hub"/>');
     expect(xml).toContain('<link rel="alternate" type="text/html" href="https://evergreen.example.com"/>');
@@ -69,7 +79,8 @@ describe('renderAtomFeed', () => {
   it(`holds the ${FEED_SIZE} newest reviews, newest first, and is updated when its newest entry was`, () => {
     const doc = sampleDocument({ reviews: 80 });
     const xml = renderAtomFeed(doc, URLS);
-    expect(entryIds(xml)).toEqual(doc.reviews.slice(0, FEED_SIZE).map((review) => review.id));
+    expect(entryLinks(xml)).toEqual(doc.reviews.slice(0, FEED_SIZE).map((review) => review.source_url ?? `${URLS.reviews}#${review.id}`));
+    expect(new Set(entryIds(xml)).size).toBe(FEED_SIZE);
     // The tricky review's owner reply (2100-01-02) is the newest change.
     expect(xml).toMatch(/<\/title>\n {2}<subtitle[^\n]*\n {2}<updated>2100-01-02T00:00:00Z<\/updated>/);
   });
@@ -81,9 +92,21 @@ describe('renderAtomFeed', () => {
       '<content type="text">Line one &amp; &lt;b&gt;not bold&lt;/b&gt; ]]&gt; "quoted"&#xD;\nLine two\twith a tab, a control char  here, an emoji 🕯️ and a lone surrogate  there.\n\n' +
         'Reply from Evergreen Funeral Home &amp; Crematory (2100-01-02): We are sorry — please call us &lt;any time&gt;.</content>',
     );
-    expect(xml).toContain(`<id>https://reviews.example.com/reviews.json#${TRICKY_REVIEW.id}</id>`);
+    expect(xml).toContain(`<id>${TRICKY_ENTRY_ID}</id>`);
     expect(xml).toContain(`<link rel="alternate" href="https://reviews.example.com/reviews.json#${TRICKY_REVIEW.id}"/>`);
     expect(xml).toContain('<published>2099-12-31T00:00:00Z</published>');
+  });
+
+  it('keeps its ids when the service moves (RFC 4287 §4.2.6): they come from the business and the reviews, not from BASE_URL', () => {
+    const doc = sampleDocument();
+    const here = renderAtomFeed(doc, URLS);
+    const there = renderAtomFeed(doc, publicUrls('https://elsewhere.example.net:8443/'));
+    expect(there).toContain('https://elsewhere.example.net:8443/feed.xml');
+    expect(there).toContain(`<id>${FEED_ID}</id>`);
+    expect(entryIds(there)).toEqual(entryIds(here));
+    expect(entryIds(here)).toContain(TRICKY_ENTRY_ID);
+    const otherBusiness = renderAtomFeed({ ...doc, business: { ...doc.business, url: 'https://another-home.example.com' } }, URLS);
+    expect(entryIds(otherBusiness).some((id) => entryIds(here).includes(id))).toBe(false);
   });
 
   it('is byte-stable', () => {

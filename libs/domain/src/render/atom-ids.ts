@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+
+/** RFC 9562 §6.6: the namespace of names that are URLs. */
+const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
+
+/** A name-based UUID (version 5, SHA-1; RFC 9562 §5.5): the same namespace and name always give the same UUID. */
+export function nameBasedUuid(namespace: string, name: string): string {
+  const hash = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Atom ids must not change when a feed is relocated or republished (RFC 4287 §4.2.6), so they never
+ * derive from BASE_URL, which moves with a deployment: the feed's from the business's own website,
+ * each entry's from the feed's and the review's permanent ULID.
+ */
+export function atomIds(businessUrl: string): { feed: string; entry: (reviewId: string) => string } {
+  const feed = nameBasedUuid(URL_NAMESPACE, businessUrl);
+  return { feed: `urn:uuid:${feed}`, entry: (reviewId) => `urn:uuid:${nameBasedUuid(feed, reviewId)}` };
+}
