@@ -54,7 +54,7 @@ export function parseBatch(body: readonly unknown[]): { readonly elements: Batch
 export async function answerBatch(
   server: McpServer,
   elements: readonly BatchElement[],
-  own: (request: JSONRPCRequest) => RpcErrorResponse | null,
+  own: (request: JSONRPCRequest) => BatchResponse | null,
   observe: (request: JSONRPCRequest, response: JSONRPCResponse) => void,
 ): Promise<BatchResponse[]> {
   const [client, serverSide] = InMemoryTransport.createLinkedPair();

@@ -1,6 +1,15 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCRequest, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type JSONRPCResultResponse,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
@@ -25,11 +34,11 @@ import {
 import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metrics.js';
 import { createOriginPolicy } from './origins.js';
 import { promptProblem } from './prompts.js';
-import { buildMcpServer } from './server.js';
+import { buildMcpServer, toolError } from './server.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
 import { createToolCallFastPath } from './tool-call-fast-path.js';
-import { TOOLS } from './tools.js';
+import { parseArguments, TOOLS_BY_NAME } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 export { MAX_BODY_BYTES };
@@ -37,7 +46,6 @@ export { MAX_BODY_BYTES };
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
 const ALLOWED_METHODS = 'POST, OPTIONS';
-const KNOWN_TOOLS = new Set(TOOLS.map((tool) => tool.name));
 
 export interface McpGatewayDeps {
   readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS'>;
@@ -49,8 +57,8 @@ export interface McpGatewayDeps {
 }
 
 /**
- * Counts the outcome of a tools/call by watching the response the SDK sends for it: invalid arguments
- * and unknown tools are answered inside McpServer before any tool code runs.
+ * Counts the outcome of a tools/call the SDK answers by watching the response it sends for it: McpServer answers
+ * some failures itself (a tool that throws, a result its output schema refuses) with an isError result.
  */
 class ToolCallObservingTransport extends StreamableHTTPServerTransport {
   constructor(
@@ -70,7 +78,7 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
   if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return () => undefined;
   const name = message.params?.['name'];
   // Only known names become label values: arbitrary client input must not grow the series count.
-  const tool = typeof name === 'string' && KNOWN_TOOLS.has(name) ? name : 'unknown';
+  const tool = typeof name === 'string' && TOOLS_BY_NAME.has(name) ? name : 'unknown';
   return (response) => {
     if (!('id' in response) || response.id !== message.id) return;
     const failed = isJSONRPCErrorResponse(response) || ('result' in response && response.result['isError'] === true);
@@ -118,20 +126,33 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
 
   /**
    * The gateway's answer to a request it checks before the SDK, else null: params that do not fit the method
-   * (invalidParams), an unknown tool, or a prompts/get the prompt's rules refuse (promptProblem). MCP 2025-06-18
-   * server/tools "Error Handling" makes an unknown tool a protocol error (-32602), which the SDK would answer as
-   * an isError result. Invalid tool arguments stay isError results a model can correct. Names are looked up
-   * here, in the gateway's own lists: the SDK's plain-object lookup finds `constructor` or `__proto__`.
+   * (invalidParams), an unknown tool, or a prompts/get the prompt's rules refuse (promptProblem), each a -32602
+   * error; or a tools/call whose arguments the tool refuses (refusedArguments). MCP 2025-06-18 server/tools "Error
+   * Handling" makes an unknown tool a protocol error (-32602), which the SDK would answer as an isError result.
+   * Names are looked up here, in the gateway's own lists: the SDK's plain-object lookup finds `constructor` or `__proto__`.
    */
-  function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | null {
+  function ownAnswer(request: JSONRPCRequest): RpcErrorResponse | JSONRPCResultResponse | null {
     const problem = invalidParams(request) ?? namedProblem(request);
-    if (problem === null) return null;
+    const answer = problem === null ? refusedArguments(request) : rpcErrorResponse(-32602, problem, request.id);
     // A tools/call answered here is still a failed tool call for the dashboards: of its tool when it names a known one.
-    if (request.method === 'tools/call') {
+    if (answer !== null && request.method === 'tools/call') {
       const named = request.params?.['name'];
-      gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && KNOWN_TOOLS.has(named) ? named : 'unknown', outcome: 'error' });
+      gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && TOOLS_BY_NAME.has(named) ? named : 'unknown', outcome: 'error' });
     }
-    return rpcErrorResponse(-32602, problem, request.id);
+    return answer;
+  }
+
+  /**
+   * The isError result of a tools/call of a known tool whose arguments its input schema refuses, else null: a
+   * result, not a protocol error, so the model reads what to correct (parseArguments words it).
+   */
+  function refusedArguments(request: JSONRPCRequest): JSONRPCResultResponse | null {
+    const name = request.params?.['name'];
+    const tool = request.method === 'tools/call' && typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
+    if (tool === undefined) return null;
+    const args = parseArguments(tool, request.params?.['arguments']);
+    // Keys in the order of the SDK's responses, as every other tool result is sent.
+    return args.ok ? null : { result: toolError(args.message), jsonrpc: '2.0', id: request.id };
   }
 
   /** What is wrong with the tool or prompt a request with valid params names, else null. */
@@ -140,8 +161,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     const name = request.params?.['name'];
     if (typeof name !== 'string') return null;
     if (request.method === 'prompts/get') return promptProblem(name, request.params?.['arguments']);
-    if (request.method !== 'tools/call' || KNOWN_TOOLS.has(name)) return null;
-    return `Unknown tool: ${name}. Known tools: ${[...KNOWN_TOOLS].join(', ')}`;
+    if (request.method !== 'tools/call' || TOOLS_BY_NAME.has(name)) return null;
+    return `Unknown tool: ${name}. Known tools: ${[...TOOLS_BY_NAME.keys()].join(', ')}`;
   }
 
   async function serveBatch(req: Request, res: Response, body: readonly unknown[]): Promise<void> {
@@ -190,7 +211,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       if (!acceptsMcpResponses(req.get('accept'))) {
         return rpcError(res, 406, -32000, 'Not Acceptable: send "Accept: application/json, text/event-stream" (MCP streamable HTTP); responses are application/json');
       }
-      if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      // null: a request without a body has no media type to check (parseJsonBody refuses it as no JSON).
+      if (req.is('application/json') === false) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       next();
     },
     parseJsonBody,

@@ -14,12 +14,33 @@ const EXPOSED_HEADERS = 'Mcp-Session-Id';
 /** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
 const SDK_ACCEPT = 'application/json, text/event-stream';
 
+/** What body-parser calls a body that is not JSON, which answerBodyError answers with -32700 Parse error. */
+const PARSE_FAILED = 'entity.parse.failed';
+
+/** An empty body is no more JSON text than one of spaces; body-parser would read it as `{}`, an Invalid Request. */
+function emptyBodyError(): Error {
+  return Object.assign(new SyntaxError('Unexpected end of JSON input'), { type: PARSE_FAILED });
+}
+
+const readJsonBody = express.json({
+  limit: MAX_BODY_BYTES,
+  strict: false,
+  // Called with the body as read and decoded from its Content-Encoding, before body-parser parses it.
+  verify: (_req, _res, body) => {
+    if (body.length === 0) throw emptyBodyError();
+  },
+});
+
 /**
  * The one JSON body parser (a connect middleware, so it also runs on a bare node:http request). Not
  * strict: `1`, `null` or `"hi"` are valid JSON, so they must reach the JSON-RPC check and get -32600
- * Invalid Request, not the -32700 Parse error strict mode would throw (JSON-RPC 2.0 §5.1).
+ * Invalid Request, not the -32700 Parse error strict mode would throw (JSON-RPC 2.0 §5.1). An empty body,
+ * including a request without Content-Length or Transfer-Encoding (RFC 9112 §6.3: its body is empty), is
+ * a -32700 Parse error, as a body of spaces is.
  */
-export const parseJsonBody = express.json({ limit: MAX_BODY_BYTES, strict: false });
+export function parseJsonBody(req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (error?: unknown) => void): void {
+  readJsonBody(req, res, (error?: unknown) => next(error ?? (req.body === undefined ? emptyBodyError() : undefined)));
+}
 
 /** The first MCP version without JSON-RPC batches (its changelog: "Remove support for JSON-RPC batching"). */
 const FIRST_VERSION_WITHOUT_BATCHES = '2025-06-18';
@@ -148,7 +169,7 @@ const CONTENT_CODINGS = 'gzip, deflate, br, zstd or identity';
  */
 export function answerBodyError(error: BodyError, req: IncomingMessage, res: ServerResponse, logger: Logger): void {
   switch (error.type) {
-    case 'entity.parse.failed':
+    case PARSE_FAILED:
       return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
     case 'entity.too.large':
       return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);

@@ -46,7 +46,7 @@ const RESOURCES: readonly { key: keyof PublicUrls & keyof SnapshotRepresentation
 function instructions(snapshot: Snapshot | null): string {
   const subject = snapshot ? `${snapshot.reviewsDocument.business.name}, a funeral home` : 'one funeral home';
   return [
-    `Read-only access to the verified customer reviews of ${subject}, and to an analysis of them.`,
+    `Read-only access to the published customer reviews of ${subject}, each flagged \`verified\` (true when it comes from a verified source), and to an analysis of them.`,
     'Start with get_business (profile, services, staff, rating) or get_insights_overview (sentiment, trend, summary).',
     'Use search_reviews to read reviews (filters combine with AND; dates are YYYY-MM-DD; newest first; limit up to 100) and get_review for one review by id.',
     'get_aspect_sentiment, get_technician, get_service, get_faq and get_rating_trend answer focused questions; quote review text verbatim and cite review ids.',
@@ -54,8 +54,13 @@ function instructions(snapshot: Snapshot | null): string {
   ].join(' ');
 }
 
+/** A tool error as McpServer builds one: an isError result whose text says what went wrong, for the model to act on. */
+export function toolError(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
 function toolResult(outcome: ToolOutcome): CallToolResult {
-  if (!outcome.ok) return { content: [{ type: 'text', text: outcome.message }], isError: true };
+  if (!outcome.ok) return toolError(outcome.message);
   return { content: [{ type: 'text', text: JSON.stringify(outcome.value) }], structuredContent: outcome.value };
 }
 

@@ -7,14 +7,13 @@ import { acceptsMcpResponses, answerBodyError, exposeToOrigin, invalidParams, pa
 import type { GatewayMetrics } from './metrics.js';
 import { inToolSpan, runTool } from './server.js';
 import type { SessionIds } from './session-id.js';
-import { TOOLS, type ToolDefinition } from './tools.js';
+import { parseArguments, TOOLS_BY_NAME, type ToolDefinition } from './tools.js';
 
 const MAX_MEMO_ENTRIES = 1000;
 const MAX_MEMO_BYTES = 16 * 1024 * 1024;
 const MAX_VERIFIED_SESSIONS = 10_000;
 /** The only params answered here: the SDK gives `_meta` (progress tokens, related tasks) and `task` a meaning. */
 const PLAIN_PARAMS = new Set(['name', 'arguments']);
-const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
 /** A CallToolResult exactly as the SDK path serializes it, as the response body up to the request id. */
 interface SerializedResult {
@@ -104,10 +103,10 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
     const snapshot = snapshots.current();
     if (!tool || !snapshot) return false;
-    // The tool's own input schema, as McpServer applies it; invalid arguments get the SDK's error result.
-    const args = tool.input.safeParse(message.params?.['arguments'] ?? {});
-    if (!args.success) return false;
-    const result = inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.data));
+    // Invalid arguments get the SDK path's isError result (the gateway's ownAnswer).
+    const args = parseArguments(tool, message.params?.['arguments']);
+    if (!args.ok) return false;
+    const result = inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.value));
     if (!result) return false;
 
     metrics.toolCalls.inc({ tool: tool.name, outcome: result.isError ? 'error' : 'ok' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { getParseErrorMessage } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   ASPECTS,
   AspectInsight,
@@ -73,7 +74,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'search_reviews',
     title: 'Search reviews',
     description:
-      'Finds verified reviews matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search. No match is an empty list, not an error.',
+      'Finds published customer reviews of the funeral home matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search; each review has `verified` (true when it comes from a verified source; unverified reviews are included). No match is an empty list, not an error.',
     input: SearchParams,
     output: rootObject(SearchResult),
     run: (snapshot, params) => found(snapshot.search.search(params)),
@@ -81,7 +82,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'get_review',
     title: 'Get one review',
-    description: 'Returns one review with all its fields (author, rating, date, text, source, owner reply) by its id, as found in search results or in example_review_ids of the insight tools.',
+    description: 'Returns one review with all its fields (author, rating, date, text, source, owner reply, `verified`) by its id, as found in search results or in example_review_ids of the insight tools.',
     input: z.strictObject({ id: Ulid.describe('Review id: a ULID of 26 characters, e.g. from search_reviews.') }),
     output: rootObject(Review),
     run: (snapshot, { id }) => {
@@ -185,3 +186,18 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (snapshot) => found(snapshot.insightsDocument.temporal),
   }),
 ];
+
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+export type ParsedArguments = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string };
+
+/**
+ * A tool call's arguments as the tool's input schema parses them (absent arguments are none), as McpServer checks
+ * them, or the message of the isError result that refuses them: each problem as `<message> at <argument>`, the
+ * SDK's wording, as for prompts (promptProblem). McpServer would lead it with "MCP error -32602: Input validation
+ * error:", which reads like a protocol error in what is a tool result.
+ */
+export function parseArguments(tool: ToolDefinition, args: unknown): ParsedArguments {
+  const parsed = tool.input.safeParse(args ?? {});
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, message: `Invalid arguments for tool ${tool.name}: ${getParseErrorMessage(parsed.error)}` };
+}

@@ -1,9 +1,24 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
 import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, startGateway, type RunningGateway } from './helpers.js';
 
 const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+
+/** POSTs to `url` over a bare socket with exactly these header lines, no Content-Length or Transfer-Encoding added. */
+async function postWithoutBody(url: string, headers: Record<string, string>): Promise<{ status: number; json: unknown }> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const lines = [`POST ${pathname} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n`);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await once(socket, 'close');
+  const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), json: JSON.parse(body) };
+}
 
 describe('POST /mcp HTTP rules', () => {
   let gateway: RunningGateway;
@@ -307,6 +322,36 @@ describe('POST /mcp HTTP rules', () => {
     const response = await post(gateway.url, { jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri } }, session());
     expect(response.status).toBe(200);
     expect(response.json).toMatchObject({ id: 8, error: { code: -32002, message: expect.stringMatching(/^Resource not found: https:\/\/reviews\.example\.com\/secrets\.json\. Known resources: /), data: { uri } } });
+  });
+
+  // JSON-RPC 2.0 §5.1: an empty body is no more JSON than a body of spaces, so it is a Parse error too, never
+  // -32600 Invalid Request, in a session and before one (initialize).
+  describe('an empty body', () => {
+    const parseError = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null };
+
+    it.each([
+      ['Content-Length: 0', '', {}],
+      ['once decoded from gzip', gzipSync(''), { 'Content-Encoding': 'gzip' }],
+    ])('answers an empty body (%s) with 400 -32700, as a body of spaces', async (_label, body, headers) => {
+      for (const sessionHeaders of [session(), {}, { 'Mcp-Session-Id': 'v1.stale.id.x' }]) {
+        const spaces = await post(gateway.url, ' \t\r\n', sessionHeaders);
+        const empty = await post(gateway.url, body, { ...sessionHeaders, ...headers });
+        expect([empty.status, empty.json]).toEqual([400, parseError]);
+        expect([spaces.status, spaces.json]).toEqual([400, parseError]);
+      }
+    });
+
+    // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has an empty body, and its
+    // Content-Type, needless without content, is no reason for a 415.
+    it.each([
+      ['in a session', () => ({ ...MCP_HEADERS, ...session() })],
+      ['before a session (initialize)', () => MCP_HEADERS],
+      ['without Content-Type', () => ({ Accept: MCP_HEADERS.Accept, ...session() })],
+    ])('answers a POST without any body %s with 400 -32700', async (_label, headers) => {
+      const response = await postWithoutBody(gateway.url, headers());
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual(parseError);
+    });
   });
 
   // JSON-RPC 2.0 §5.1: -32700 is for invalid JSON only; valid JSON that is no Request object is -32600.

@@ -156,7 +156,7 @@ describe('tools/call fast path', () => {
   });
 
   const declined: [string, string, Record<string, string>, number][] = [
-    ['invalid arguments (the SDK tool error)', call(11, 'search_reviews', { limit: 0 }), headers(), 200],
+    ['invalid arguments (an isError result)', call(11, 'search_reviews', { limit: 0 }), headers(), 200],
     ['an unknown argument', call(12, 'get_business', { extra: 1 }), headers(), 200],
     ['an unknown tool', call(13, 'delete_everything', {}), headers(), 200],
     ['params the method does not allow', JSON.stringify({ jsonrpc: '2.0', id: 14, method: 'tools/call', params: { arguments: {} } }), headers(), 200],
@@ -183,15 +183,21 @@ describe('tools/call fast path', () => {
     expect(answer.status).toBe(status);
   });
 
-  it('still answers invalid arguments with the SDK tool error result', async () => {
+  it('still answers invalid arguments with the SDK path tool error result, worded as no protocol error', async () => {
     const { answer } = await compare(call(27, 'search_reviews', { rating: 9 }), headers());
-    expect(JSON.parse(answer.body)).toMatchObject({ id: 27, result: { isError: true, content: [{ type: 'text', text: expect.stringContaining('Input validation error') }] } });
+    expect(JSON.parse(answer.body)).toEqual({
+      result: { content: [{ type: 'text', text: 'Invalid arguments for tool search_reviews: Too big: expected number to be <=5 at rating' }], isError: true },
+      jsonrpc: '2.0',
+      id: 27,
+    });
   });
 
   it('answers unreadable bodies of an accepted request with the SDK path errors', async () => {
-    const malformed = await compare('{"jsonrpc":"2.0",', headers({ Origin: 'http://localhost:6274' }));
-    expect(malformed.answer.status).toBe(400);
-    expect(JSON.parse(malformed.answer.body)).toMatchObject({ error: { code: -32700 } });
+    for (const notJson of ['{"jsonrpc":"2.0",', '']) {
+      const malformed = await compare(notJson, headers({ Origin: 'http://localhost:6274' }));
+      expect(malformed.answer.status).toBe(400);
+      expect(JSON.parse(malformed.answer.body)).toMatchObject({ error: { code: -32700 } });
+    }
     const oversize = await compare(call(26, 'get_faq', { query: 'x'.repeat(MAX_BODY_BYTES) }), headers());
     expect(oversize.answer.status).toBe(413);
     const unknownCoding = await compare(call(30, 'get_faq', {}), headers({ 'Content-Encoding': 'bogus' }));

@@ -72,6 +72,18 @@ describe('MCP tools, resources and prompts', () => {
       expect(Object.keys(search?.inputSchema.properties ?? {}).sort()).toEqual(Object.keys(searchParamsShape).sort());
       expect(search?.inputSchema).toMatchObject({ additionalProperties: false, properties: { limit: { default: 20, minimum: 1, maximum: 100 } } });
     });
+
+    // The service publishes unverified reviews too, flagged (README): a model must not be told they are all verified.
+    it('describes the reviews as published, each flagged `verified`, never as verified reviews', async () => {
+      const [{ tools }, { prompts }, { resources }] = await Promise.all([client.listTools(), client.listPrompts(), client.listResources()]);
+      const digest = await client.getPrompt({ name: 'review_digest', arguments: { since: '2025-01-01' } });
+      const instructions = client.getInstructions() ?? '';
+      const texts = [instructions, JSON.stringify(digest), ...[...tools, ...prompts, ...resources].map((item) => item.description ?? '')];
+      for (const text of texts) expect(text).not.toMatch(/\bverified (customer )?reviews\b/i);
+      expect(instructions).toContain('published customer reviews');
+      expect(instructions).toContain('`verified`');
+      expect(tools.find((tool) => tool.name === 'search_reviews')?.description).toContain('`verified`');
+    });
   });
 
   describe('search_reviews', () => {
@@ -98,6 +110,11 @@ describe('MCP tools, resources and prompts', () => {
       expect(message).toMatch(/since/);
       expect(message).toMatch(/limit/);
       expect(message).toMatch(/colour/);
+    });
+
+    it('refuses an invalid argument with a plain statement naming it, not worded as a protocol error', async () => {
+      expect(await failure('search_reviews', { limit: 500 })).toBe('Invalid arguments for tool search_reviews: Too big: expected number to be <=100 at limit');
+      expect(await failure('get_review', {})).toBe('Invalid arguments for tool get_review: Invalid input: expected string, received undefined at id');
     });
 
     it('rejects since after until at `until`', async () => {

@@ -30,7 +30,7 @@ const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: {
 const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
 
 const INFO_DESCRIPTION = [
-  "Read-only publication of one funeral home's verified customer reviews and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub.",
+  "Read-only publication of one funeral home's customer reviews, each flagged `verified` (true when it comes from a verified source), and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub.",
   '',
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
