@@ -5,14 +5,12 @@ import type { HubMetrics } from './metrics.js';
 import type { OutboundClient } from './outbound.js';
 import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
-import { isActive, type Subscription } from './subscription.js';
+import { isActive, isDueForSweep, isSubscription, type Subscription } from './subscription.js';
 import { sendDenial } from './verification.js';
 
 /** Spec §6/§8: three consecutive failed notifications remove the subscription. */
 export const MAX_CONSECUTIVE_FAILURES = 3;
 export const DENIAL_REASON = 'delivery-failed-3-times';
-/** Delivery response bodies are ignored; this much is drained before the connection is dropped. */
-const DISCARD_BODY_BYTES = 64 * 1024;
 /** This replica has not loaded the announced dataset yet: look again shortly. */
 const SNAPSHOT_LAG_RETRY_MS = 250;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
@@ -132,7 +130,8 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   };
   if (subscription.secret !== null) headers['x-hub-signature'] = `sha256=${createHmac('sha256', subscription.secret).update(body).digest('hex')}`;
   const started = performance.now();
-  const result = await outbound.send({ method: 'POST', url: subscription.callback, headers, body, keepBodyBytes: DISCARD_BODY_BYTES });
+  // §7: the subscriber's response body is ignored, so the outcome is its status alone.
+  const result = await outbound.send({ method: 'POST', url: subscription.callback, headers, body, keepBodyBytes: 0 });
   metrics.deliveryDuration.observe({ topic: job.topic }, (performance.now() - started) / 1000);
   const attemptAt = now();
   const status = result.ok ? result.status : null;
@@ -197,14 +196,17 @@ async function removeAfterFailures(subscription: Subscription, deps: Distributio
   return true;
 }
 
-/** Delete subscriptions whose lease has run out; they already receive nothing. */
+/**
+ * Delete subscriptions whose lease has run out (they already receive nothing) and unsubscribe marks
+ * no older request can outrun any more, so what unsubscribes leave behind stays bounded.
+ */
 export async function sweepExpired(deps: Pick<DistributionDeps, 'store' | 'logger' | 'now'>): Promise<number> {
   const t = deps.now();
   let swept = 0;
-  for (const s of await deps.store.list()) {
-    if (isActive(s, t)) continue;
-    const after = await deps.store.update(s.key, (cur) => (cur && !isActive(cur, deps.now()) ? null : undefined));
-    if (after === null) swept++;
+  for (const record of await deps.store.listRecords()) {
+    if (!isDueForSweep(record, t)) continue;
+    const after = await deps.store.updateRecord(record.key, (cur) => (cur && isDueForSweep(cur, deps.now()) ? null : undefined));
+    if (after === null && isSubscription(record)) swept++;
   }
   if (swept > 0) deps.logger.info({ swept }, 'expired subscriptions removed');
   return swept;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
+import { callbackHostKey } from './callback-url.js';
 import { clientAddress, clientKey } from './client-address.js';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
@@ -20,6 +21,7 @@ export interface HubEndpointDeps {
   readonly trustedProxyHops: number;
   /** Keyed by clientKey: the address, or an IPv6 client's /64. */
   readonly limitClient: (client: string) => RateDecision;
+  /** Keyed by callbackHostKey: the host without its port. */
   readonly limitCallbackHost: (host: string) => RateDecision;
   /** False when this replica already has its maximum of verifications in flight. */
   readonly canAcceptVerification: () => boolean;
@@ -90,7 +92,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     return text(res, 400, parsed.message);
   }
   const { request } = parsed;
-  const host = deps.limitCallbackHost(request.callbackHost);
+  const host = deps.limitCallbackHost(callbackHostKey(request.callback));
   if (!host.allowed) {
     metrics.requests.inc({ mode: request.mode, outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(host.retryAfterSeconds));

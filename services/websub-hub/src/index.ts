@@ -8,6 +8,6 @@ export { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from './store/nats-st
 export type { JobQueue, DeliveryJob } from './queue/job-queue.js';
 export { createMemoryJobQueue } from './queue/memory-queue.js';
 export { createNatsJobQueue, DELIVERY_STREAM, DELIVERY_CONSUMER } from './queue/nats-queue.js';
-export type { Subscription, TopicState } from './subscription.js';
+export type { Subscription, SubscriptionRecord, TopicState, UnsubscribeMark } from './subscription.js';
 export { subscriptionKey } from './subscription.js';
 export { MAX_CONSECUTIVE_FAILURES, DENIAL_REASON } from './distribution.js';

@@ -9,7 +9,7 @@ import { ipLiteral, isPublicAddress } from './address-policy.js';
  * Callback URLs are attacker-chosen, so every connection is checked where it is made: resolved
  * addresses in `lookup`, IP literals (which skip `lookup`) in the connector. Redirects are never
  * followed (undici's `request` does not), every phase has a timeout, and response bodies are read
- * only up to a cap.
+ * only up to a cap, or not at all.
  */
 export interface OutboundOptions {
   /** WEBSUB_ALLOW_PRIVATE_CALLBACKS: lift the private-address refusal (tests, local development). */
@@ -41,7 +41,10 @@ export interface OutboundRequest {
   readonly url: string;
   readonly headers?: Record<string, string>;
   readonly body?: Buffer;
-  /** Bytes of the response body kept; the rest is discarded (and the connection dropped). */
+  /**
+   * Bytes of the response body kept; the rest is discarded (and the connection dropped). With 0 the
+   * body is not waited for: the answer is complete with its status line and headers (`body` empty).
+   */
   readonly keepBodyBytes: number;
 }
 
@@ -109,6 +112,12 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
           ...(req.body ? { body: req.body } : {}),
           signal,
         });
+        if (req.keepBodyBytes === 0) {
+          // A body that already arrived whole leaves the connection reusable; one still arriving
+          // (however slowly) is cut off with its connection instead of holding the answer back.
+          response.body.on('error', ignore).destroy();
+          return { ok: true, status: response.statusCode, body: Buffer.alloc(0), truncated: false };
+        }
         const { body, truncated } = await readCapped(response.body, req.keepBodyBytes);
         return { ok: true, status: response.statusCode, body, truncated };
       } catch (error) {
@@ -118,6 +127,9 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
     close: () => agent.close(),
   };
 }
+
+/** A destroyed response body reports its abort as an error nobody is waiting for. */
+const ignore = (): void => undefined;
 
 async function readCapped(stream: Dispatcher.ResponseData['body'], cap: number): Promise<{ body: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = [];

@@ -25,6 +25,30 @@ export interface Subscription {
   readonly lastAttemptAt: number | null;
 }
 
+/**
+ * What a verified unsubscribe leaves under the subscription's key instead of nothing: the order of
+ * that request, so that an older subscribe whose verification ends later cannot bring the
+ * subscription back (W3C WebSub §5.1). Swept at `forgetAt`, once no older request can be applied.
+ */
+export interface UnsubscribeMark {
+  readonly key: string;
+  readonly unsubscribed: true;
+  readonly requestedAt: number;
+  readonly forgetAt: number;
+}
+
+/** What the store keeps under a subscription key. */
+export type SubscriptionRecord = Subscription | UnsubscribeMark;
+
+export function isSubscription(record: SubscriptionRecord): record is Subscription {
+  return !('unsubscribed' in record);
+}
+
+/** What the periodic sweep deletes: a subscription whose lease ran out, or a mark past its `forgetAt`. */
+export function isDueForSweep(record: SubscriptionRecord, now: number): boolean {
+  return isSubscription(record) ? !isActive(record, now) : record.forgetAt <= now;
+}
+
 /** What the hub last announced for a topic; `seq` orders changes across replicas. */
 export interface TopicState {
   readonly etag: string;

@@ -5,10 +5,20 @@ import type { HubRequest } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
 import type { OutboundClient } from './outbound.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
-import { grantLease, subscriptionKey, type LeaseBounds, type Subscription } from './subscription.js';
+import { grantLease, isSubscription, subscriptionKey, type LeaseBounds, type Subscription, type SubscriptionRecord } from './subscription.js';
 
 /** A verification body longer than this cannot be the 43-character challenge. */
 const MAX_VERIFICATION_BODY_BYTES = 1024;
+/**
+ * A verified request that would take effect later than this after it was made changes nothing (the
+ * subscriber asks again). The callback has 15 s to answer (the outbound total timeout), so only a
+ * store stuck for minutes gets here; the deadline bounds how long an unsubscribe mark has to stay.
+ */
+export const VERIFICATION_DEADLINE_MS = 5 * 60_000;
+/** Replicas order requests by their own clocks, which may disagree by this much. */
+const CLOCK_SKEW_MS = 60_000;
+/** How long an unsubscribe mark stays after its request: past every older request's deadline, on any replica's clock. */
+export const UNSUBSCRIBE_MARK_MS = VERIFICATION_DEADLINE_MS + CLOCK_SKEW_MS;
 
 export interface VerificationDeps {
   readonly store: SubscriptionStore;
@@ -25,7 +35,7 @@ export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | '
  * Verification of intent (W3C WebSub §5.3): GET the callback with a fresh single-use challenge and
  * apply the request only if the callback echoes it with a 2xx. Until then, and whenever it fails,
  * the stored state stays exactly as it was: a renewal, a new (or removed) secret and an
- * unsubscribe all take effect only once verified.
+ * unsubscribe all take effect only once verified, and only if no newer request took effect first.
  */
 export function verifyIntent(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
   const attributes = { 'websub.mode': request.mode, 'websub.topic': request.topic };
@@ -70,36 +80,44 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
     return outcome;
   }
 
-  // A request newer than this one may have been applied meanwhile; it wins.
-  const isStale = (current: Subscription | null) => current !== null && current.requestedAt > requestedAt;
+  // A request newer than this one may have taken effect meanwhile (its subscription, or the mark its
+  // unsubscribe left); it wins. Past the deadline that mark may be swept already, so nothing is
+  // applied. The change run last (it may run again after a lost compare-and-set) tells which it was.
+  let tookEffect = false;
+  const unlessSuperseded = (current: SubscriptionRecord | null, next: () => SubscriptionRecord): SubscriptionRecord | undefined => {
+    tookEffect = (current === null || current.requestedAt <= requestedAt) && now() - requestedAt <= VERIFICATION_DEADLINE_MS;
+    return tookEffect ? next() : undefined;
+  };
   if (request.mode === 'unsubscribe') {
-    await store.update(key, (current) => (isStale(current) ? undefined : null));
+    await store.updateRecord(key, (current) => unlessSuperseded(current, () => ({ key, unsubscribed: true, requestedAt, forgetAt: requestedAt + UNSUBSCRIBE_MARK_MS })));
   } else {
     // A new subscription starts as if notified of the content announced before it existed: otherwise
     // a restart (resumeUndelivered) would send it a change made before it subscribed.
     const announced = await store.topicState(request.topic);
-    await store.update(key, (current) =>
-      isStale(current)
-        ? undefined
-        : {
-            key,
-            topic: request.topic,
-            topicUrl: request.topicUrl,
-            callback: request.callback,
-            secret: request.secret,
-            leaseSeconds,
-            verifiedAt,
-            expiresAt: verifiedAt + leaseSeconds * 1000,
-            requestedAt,
-            failures: 0,
-            // A renewal keeps its own: a job for the announced change may still be on its way to it.
-            deliveredEtag: current ? current.deliveredEtag : (announced?.etag ?? null),
-            lastStatus: current?.lastStatus ?? null,
-            lastAttemptAt: current?.lastAttemptAt ?? null,
-          },
+    await store.updateRecord(key, (current) =>
+      unlessSuperseded(current, () => {
+        const renewed = current !== null && isSubscription(current) ? current : null;
+        return {
+          key,
+          topic: request.topic,
+          topicUrl: request.topicUrl,
+          callback: request.callback,
+          secret: request.secret,
+          leaseSeconds,
+          verifiedAt,
+          expiresAt: verifiedAt + leaseSeconds * 1000,
+          requestedAt,
+          failures: 0,
+          // A renewal keeps its own: a job for the announced change may still be on its way to it.
+          deliveredEtag: renewed ? renewed.deliveredEtag : (announced?.etag ?? null),
+          lastStatus: renewed?.lastStatus ?? null,
+          lastAttemptAt: renewed?.lastAttemptAt ?? null,
+        };
+      }),
     );
   }
-  logger.info({ ...log, leaseSeconds }, request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified');
+  const applied = request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified';
+  logger.info({ ...log, leaseSeconds }, tookEffect ? applied : 'verified, but a newer request took effect first or the deadline passed; subscription state unchanged');
   return outcome;
 }
 

@@ -3,12 +3,20 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { topicLinkHeader, TOPICS, type Snapshot } from '@reviews/domain';
+import { createMetrics } from '@reviews/runtime';
+import { sweepExpired } from '../src/distribution.js';
+import { createHubMetrics } from '../src/metrics.js';
+import { createOutboundClient } from '../src/outbound.js';
+import { openFileSubscriptionStore } from '../src/store/file-store.js';
 import { subscriptionKey, type Subscription } from '../src/subscription.js';
+import { UNSUBSCRIBE_MARK_MS, verifyIntent, VERIFICATION_DEADLINE_MS } from '../src/verification.js';
 import {
   capturingLogger,
   createTestPki,
+  defaultBehaviour,
   HUB_URL,
   metricValue,
+  silentLogger,
   snapshotFor,
   startHub,
   Subscriber,
@@ -16,6 +24,8 @@ import {
   TestFollower,
   TOPIC_URLS,
   waitFor,
+  type LogLine,
+  type Received,
   type RunningHub,
   type TestPki,
 } from './support.js';
@@ -75,6 +85,16 @@ async function subscribeVerified(name: string, extra: Record<string, string> = {
     return subscriber.verifications(name).length > before && now !== null && now.requestedAt !== previous?.requestedAt;
   }, 5000, `verified subscription ${name}`);
   return (await stored(callback, topicUrl)) as Subscription;
+}
+
+/** The hub's challenge in a verification request (the callback's own colliding one comes first). */
+const challengeIn = (req: Received): string => req.query.getAll('hub.challenge').at(-1) ?? '';
+
+/** A promise the test settles when it chooses, e.g. to let a held answer go. */
+function heldUntilReleased(): { held: Promise<void>; release: () => void } {
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  return { held, release };
 }
 
 /** Wait until the hub finished processing a verification it sent to `name` (metrics are bumped after the answer). */
@@ -306,6 +326,22 @@ describe('subscription state table (spec §3)', () => {
     expect(subscriber.requests('flaky').some((r) => r.query.get('hub.mode') === 'denied')).toBe(false);
   });
 
+  it('a 2xx is a success as soon as its headers arrive: a body still coming is ignored (§7), not waited for', async () => {
+    const callback = subscriber.url('slow-body');
+    await subscribeVerified('slow-body');
+    const body = heldUntilReleased();
+    subscriber.behave('slow-body', (req) => (req.method === 'POST' ? { status: 200, body: 'thanks', bodyWhen: body.held } : defaultBehaviour(req)));
+    try {
+      const snapshot = await publishChange();
+      // Well before the 15 s total timeout that a delivery waiting for the body would run into.
+      await waitFor(async () => (await stored(callback))?.deliveredEtag === snapshot.topic('reviews').identity.etag, 5000, 'acknowledged while its body is held');
+      expect(await stored(callback)).toMatchObject({ failures: 0, lastStatus: 200 });
+      expect(subscriber.notifications('slow-body')).toHaveLength(1);
+    } finally {
+      body.release();
+    }
+  });
+
   it('410 Gone removes the subscription at once, without retries or denial', async () => {
     const callback = subscriber.url('gone');
     await subscribeVerified('gone');
@@ -333,6 +369,124 @@ describe('no subscription oracle, single-use challenges', () => {
     await subscribeVerified('challenges');
     const challenges = subscriber.verifications('challenges').map((r) => r.query.get('hub.challenge'));
     expect(new Set(challenges).size).toBe(challenges.length);
+  });
+});
+
+describe('request order (§5.1: a request overrides the state only once verified)', () => {
+  let ordered: RunningHub;
+  let orderedFollower: TestFollower;
+  let orderedDir: { path: string; remove: () => Promise<void> };
+  const { logger, lines } = capturingLogger();
+
+  beforeAll(async () => {
+    orderedDir = await tempDir('websub-order-');
+    orderedFollower = new TestFollower();
+    orderedFollower.publish(snapshotFor(++seed));
+    ordered = await startHub({ pki, dataDir: orderedDir.path, follower: orderedFollower, logger });
+  });
+  afterAll(async () => {
+    await ordered?.stop();
+    await orderedDir?.remove();
+  });
+
+  const form = (mode: string, name: string, extra: Record<string, string> = {}) => ({ 'hub.mode': mode, 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name), ...extra });
+  const keyOf = (name: string) => subscriptionKey(TOPIC_URLS.reviews, subscriber.url(name));
+  /** The hub's log lines about a verified `mode` request for `name`, once its outcome is applied (or not). */
+  const settledLines = (name: string, mode: string): LogLine[] => lines.filter((l) => l.subscription === keyOf(name) && l.mode === mode && l.msg !== 'verification failed; subscription state unchanged');
+
+  async function subscribeThrough(name: string): Promise<void> {
+    expect((await ordered.post(form('subscribe', name))).status).toBe(202);
+    await waitFor(async () => (await ordered.store.get(keyOf(name))) !== null, 5000, `${name} subscribed`);
+  }
+
+  /**
+   * A subscribe whose challenge answer the callback holds back, overtaken by an unsubscribe it
+   * confirms at once; the held answer goes out only once the unsubscribe took effect.
+   */
+  async function subscribeOvertakenByUnsubscribe(name: string): Promise<void> {
+    const answer = heldUntilReleased();
+    subscriber.behave(name, (req) =>
+      req.method === 'GET' && req.query.get('hub.mode') === 'subscribe' ? { status: 200, body: challengeIn(req), answerWhen: answer.held } : defaultBehaviour(req),
+    );
+    const subscribesSettled = settledLines(name, 'subscribe').length;
+    try {
+      const challenges = subscriber.verifications(name).length;
+      expect((await ordered.post(form('subscribe', name, { 'hub.lease_seconds': '5555' }))).status).toBe(202);
+      await waitFor(() => subscriber.verifications(name).length === challenges + 1, 5000, 'the subscribe challenge, held');
+      expect((await ordered.post(form('unsubscribe', name))).status).toBe(202);
+      await waitFor(() => settledLines(name, 'unsubscribe').length === 1, 5000, 'the unsubscribe verified and applied');
+      expect(await ordered.store.get(keyOf(name))).toBeNull();
+    } finally {
+      answer.release();
+    }
+    await waitFor(() => settledLines(name, 'subscribe').length === subscribesSettled + 1, 5000, 'the held subscribe verified and its outcome processed');
+  }
+
+  /** Publish a change and wait until a witness subscribed to the same topic got it. */
+  async function changeDeliveredTo(witness: string): Promise<void> {
+    const snapshot = snapshotFor(++seed);
+    orderedFollower.publish(snapshot);
+    const body = snapshot.topic('reviews').identity.body;
+    await waitFor(() => subscriber.countReceived(witness, body) === 1, 5000, 'the change delivered to the witness');
+  }
+
+  it.each([
+    ['an active subscription', true],
+    ['no subscription yet', false],
+  ])('from %s: an older subscribe verified after a newer unsubscribe does not bring the subscription back', async (_label, activeFirst) => {
+    const name = `overtaken-${activeFirst ? 'active' : 'fresh'}`;
+    const witness = `${name}-witness`;
+    await subscribeThrough(witness);
+    if (activeFirst) await subscribeThrough(name);
+    await subscribeOvertakenByUnsubscribe(name);
+
+    expect(await ordered.store.get(keyOf(name))).toBeNull();
+    await changeDeliveredTo(witness);
+    expect(subscriber.notifications(name)).toEqual([]);
+  });
+
+  it('what an unsubscribe leaves behind is forgotten once no older request can take effect any more', async () => {
+    const name = 'marked';
+    expect((await ordered.post(form('unsubscribe', name))).status).toBe(202);
+    await waitFor(() => settledLines(name, 'unsubscribe').length === 1, 5000, 'the unsubscribe verified and applied');
+    const left = async () => (await ordered.store.listRecords()).filter((r) => r.key === keyOf(name));
+    const [mark] = await left();
+    expect(mark).toMatchObject({ unsubscribed: true });
+    const sweepAt = (t: number) => sweepExpired({ store: ordered.store, logger: silentLogger, now: () => t });
+    const forgetAt = (mark?.requestedAt ?? 0) + UNSUBSCRIBE_MARK_MS;
+    await sweepAt(forgetAt - 1);
+    expect(await left()).toEqual([mark]);
+    await sweepAt(forgetAt);
+    expect(await left()).toEqual([]);
+  });
+
+  it('a verification that would take effect later than the deadline after its request changes nothing', async () => {
+    const dir2 = await tempDir('websub-deadline-');
+    const store = await openFileSubscriptionStore(dir2.path);
+    const outbound = createOutboundClient({ allowPrivateAddresses: true, userAgent: 'test', tls: { ca: pki.caPem } });
+    const metrics = createHubMetrics(createMetrics(), { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
+    const requestedAt = Date.now();
+    let clock = requestedAt;
+    const deps = { store, outbound, metrics, logger: silentLogger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 } };
+    /** Verify a subscribe of `name` whose callback answers when the clock stands `elapsedMs` after the request. */
+    const subscribeAnsweredAfter = async (name: string, elapsedMs: number) => {
+      subscriber.behave(name, () => {
+        clock = requestedAt + elapsedMs;
+        return 'echo';
+      });
+      const callback = subscriber.url(name);
+      const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, leaseSeconds: null, secret: null } as const;
+      const outcome = await verifyIntent(request, requestedAt, deps);
+      return { outcome, stored: await store.get(subscriptionKey(TOPIC_URLS.reviews, callback)) };
+    };
+    try {
+      expect(await subscribeAnsweredAfter('deadline-met', VERIFICATION_DEADLINE_MS)).toEqual({ outcome: 'verified', stored: expect.objectContaining({ requestedAt }) });
+      expect(await subscribeAnsweredAfter('deadline-missed', VERIFICATION_DEADLINE_MS + 1)).toEqual({ outcome: 'verified', stored: null });
+    } finally {
+      await outbound.close();
+      await store.close();
+      await dir2.remove();
+    }
   });
 });
 
@@ -544,6 +698,26 @@ describe('abuse limits', () => {
     } finally {
       subscriber.releaseHanging();
       await Promise.all([limited.stop(), byHost.stop()]);
+      await dir2.remove();
+    }
+  });
+});
+
+describe('the callback host the rate limit keys on', () => {
+  it('is the host alone: another port or spelling of it shares its budget', async () => {
+    const dir2 = await tempDir('websub-host-key-');
+    const otherPort = await Subscriber.start(pki);
+    const running = await startHub({ pki, dataDir: dir2.path, follower, limits: { perCallbackHost: { burst: 1, perMinute: 1 } } });
+    try {
+      const statuses = [];
+      for (const callback of [subscriber.url('host-key', '', '127.0.0.1'), otherPort.url('host-key', '', '127.0.0.1'), subscriber.url('host-key'), otherPort.url('host-key', '', 'LOCALHOST.')]) {
+        statuses.push((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status);
+      }
+      expect(statuses).toEqual([202, 429, 202, 429]);
+      expect(otherPort.requests('host-key')).toEqual([]);
+    } finally {
+      await running.stop();
+      await otherPort.close();
       await dir2.remove();
     }
   });

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
-import { subscriptionKey, type Subscription } from '../src/subscription.js';
+import { subscriptionKey, type Subscription, type UnsubscribeMark } from '../src/subscription.js';
 
 /** A store under test, plus a second handle on the SAME state (another replica, or the process after a restart). */
 export interface StoreFixture {
@@ -27,6 +27,12 @@ export function sampleSubscription(callback: string, overrides: Partial<Subscrip
     lastAttemptAt: null,
     ...overrides,
   };
+}
+
+/** What a verified unsubscribe of `callback` leaves under its key. */
+export function sampleMark(callback: string): UnsubscribeMark {
+  const { key } = sampleSubscription(callback);
+  return { key, unsubscribed: true, requestedAt: 2_000, forgetAt: 362_000 };
 }
 
 /** The one contract every SubscriptionStore implementation honours. */
@@ -99,12 +105,56 @@ export function describeSubscriptionStoreContract(name: string, open: () => Prom
       expect(await store.topicState('reviews')).toBeNull();
     });
 
+    it('keeps an unsubscribe mark where only records are read and written: get, list and update see no subscription there', async () => {
+      const { store } = fixture;
+      const other = sampleSubscription('https://m.example/other');
+      await store.update(other.key, () => other);
+      const mark = sampleMark('https://m.example/cb');
+      expect(await store.updateRecord(mark.key, () => mark)).toEqual(mark);
+      expect(await store.get(mark.key)).toBeNull();
+      expect(await store.list()).toEqual([other]);
+      const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
+      expect([...(await store.listRecords())].sort(byKey)).toEqual([other, mark].sort(byKey));
+
+      // A change to the subscription finds none; leaving it alone or deleting it keeps the mark.
+      const seen: Array<Subscription | null> = [];
+      const countFailure = (cur: Subscription | null) => {
+        seen.push(cur);
+        return cur ? { ...cur, failures: cur.failures + 1 } : undefined;
+      };
+      expect(await store.update(mark.key, countFailure)).toBeNull();
+      expect(seen).toEqual([null]);
+      expect(await store.update(mark.key, () => null)).toBeNull();
+      expect((await store.listRecords()).filter((r) => r.key === mark.key)).toEqual([mark]);
+
+      // The record-level change sees the mark; a subscription written there replaces it.
+      const seenRecords: unknown[] = [];
+      await store.updateRecord(mark.key, (cur) => {
+        seenRecords.push(cur);
+        return undefined;
+      });
+      expect(seenRecords).toEqual([mark]);
+      const back = sampleSubscription('https://m.example/cb', { requestedAt: 3_000 });
+      expect(await store.updateRecord(mark.key, () => back)).toEqual(back);
+      expect(await store.get(mark.key)).toEqual(back);
+
+      // And a mark can replace a subscription, and be deleted.
+      await store.updateRecord(mark.key, () => mark);
+      expect(await store.get(mark.key)).toBeNull();
+      expect(await store.updateRecord(mark.key, () => null)).toBeNull();
+      expect(await store.listRecords()).toEqual([other]);
+    });
+
     it('is durable: another handle (restart, other replica) sees the same state', async () => {
       const sub = sampleSubscription('https://d.example/cb?x=1');
+      const mark = sampleMark('https://d.example/left');
       await fixture.store.update(sub.key, () => sub);
+      await fixture.store.updateRecord(mark.key, () => mark);
       await fixture.store.updateTopicState('reviews', () => ({ etag: '"r"', seq: 7, publishedAtMs: 9 }));
       const again = await fixture.reopen();
       expect(await again.get(sub.key)).toEqual(sub);
+      expect(await again.get(mark.key)).toBeNull();
+      expect((await again.listRecords()).find((r) => r.key === mark.key)).toEqual(mark);
       expect(await again.topicState('reviews')).toEqual({ etag: '"r"', seq: 7, publishedAtMs: 9 });
       await again.close();
     });

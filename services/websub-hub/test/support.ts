@@ -47,6 +47,8 @@ export interface LogLine {
   readonly failedForMs?: number;
   readonly callbackHost?: string;
   readonly failures?: number;
+  readonly subscription?: string;
+  readonly mode?: string;
 }
 
 /** A debug-level logger whose every line lands in `raw` as written and in `lines` parsed. */
@@ -70,7 +72,16 @@ export interface Received {
 }
 
 export type Reply =
-  | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number; /** Answer only once this settles. */ answerWhen?: Promise<unknown> }
+  | {
+      status: number;
+      body?: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+      /** Answer only once this settles. */
+      answerWhen?: Promise<unknown>;
+      /** Send the status line and headers at once, and the body only once this settles. */
+      bodyWhen?: Promise<unknown>;
+    }
   | 'echo'
   | 'hang';
 
@@ -163,7 +174,14 @@ export class Subscriber {
       }
       const answer = () => res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? '');
       const held = reply.answerWhen ?? (reply.delayMs ? new Promise((resolve) => setTimeout(resolve, reply.delayMs)) : null);
-      if (held) {
+      if (reply.bodyWhen) {
+        res.writeHead(reply.status, reply.headers ?? {}).flushHeaders();
+        this.hanging.add(res);
+        void reply.bodyWhen.then(() => {
+          this.hanging.delete(res);
+          if (!res.destroyed) res.end(reply.body ?? '');
+        });
+      } else if (held) {
         this.hanging.add(res);
         void held.then(() => {
           this.hanging.delete(res);

@@ -1,11 +1,11 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TopicName } from '@reviews/domain';
-import type { Subscription, TopicState } from '../subscription.js';
-import type { Change, SubscriptionStore } from './subscription-store.js';
+import { isSubscription, type SubscriptionRecord, type TopicState } from '../subscription.js';
+import { changeOfSubscription, subscriptionIn, type Change, type SubscriptionStore } from './subscription-store.js';
 
 interface FileContents {
-  readonly subscriptions: Record<string, Subscription>;
+  readonly subscriptions: Record<string, SubscriptionRecord>;
   readonly topics: Partial<Record<TopicName, TopicState>>;
 }
 
@@ -99,9 +99,11 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     });
 
   return {
-    get: async (key) => state.subscriptions[key] ?? null,
-    list: async () => Object.values(state.subscriptions),
-    update: (key, change: Change<Subscription>) => updateEntry('subscriptions', key, change),
+    get: async (key) => subscriptionIn(state.subscriptions[key] ?? null),
+    list: async () => Object.values(state.subscriptions).filter(isSubscription),
+    update: async (key, change) => subscriptionIn(await updateEntry('subscriptions', key, changeOfSubscription(change))),
+    listRecords: async () => Object.values(state.subscriptions),
+    updateRecord: (key, change: Change<SubscriptionRecord>) => updateEntry('subscriptions', key, change),
     topicState: async (topic) => state.topics[topic] ?? null,
     updateTopicState: (topic, change: Change<TopicState>) => updateEntry('topics', topic, change),
     close: async () => {

@@ -1,8 +1,8 @@
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { TopicName } from '@reviews/domain';
-import type { Subscription, TopicState } from '../subscription.js';
-import type { Change, SubscriptionStore } from './subscription-store.js';
+import { isSubscription, type SubscriptionRecord, type TopicState } from '../subscription.js';
+import { changeOfSubscription, subscriptionIn, type Change, type SubscriptionStore } from './subscription-store.js';
 
 export const SUBSCRIPTIONS_BUCKET = 'websub-subscriptions';
 /** Concurrent writers on one key (replicas, verification + delivery): each lost race re-reads and retries. */
@@ -13,7 +13,8 @@ const LISTING_ATTEMPTS = 5;
 
 /**
  * Subscriptions in a JetStream KV bucket shared by every hub replica: `sub.<sha256>` per
- * subscription, `topic.<name>` per topic. Every write is a revision-checked compare-and-set.
+ * subscription (or its unsubscribe mark), `topic.<name>` per topic. Every write is a
+ * revision-checked compare-and-set.
  */
 export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 1): Promise<SubscriptionStore> {
   const kv = await new Kvm(js).create(SUBSCRIPTIONS_BUCKET, {
@@ -24,9 +25,11 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 
   });
   const jsm = await js.jetstreamManager();
   return {
-    get: async (key) => readJson<Subscription>(await kv.get(`sub.${key}`)),
-    list: () => listValues<Subscription>(kv, jsm, 'sub.>'),
-    update: (key, change) => casUpdate(kv, `sub.${key}`, change),
+    get: async (key) => subscriptionIn(readJson<SubscriptionRecord>(await kv.get(`sub.${key}`))),
+    list: async () => (await listValues<SubscriptionRecord>(kv, jsm, 'sub.>')).filter(isSubscription),
+    update: async (key, change) => subscriptionIn(await casUpdate(kv, `sub.${key}`, changeOfSubscription(change))),
+    listRecords: () => listValues<SubscriptionRecord>(kv, jsm, 'sub.>'),
+    updateRecord: (key, change) => casUpdate(kv, `sub.${key}`, change),
     topicState: async (topic) => readJson<TopicState>(await kv.get(`topic.${topic}`)),
     updateTopicState: (topic: TopicName, change: Change<TopicState>) => casUpdate(kv, `topic.${topic}`, change),
     // The connection belongs to the caller.
