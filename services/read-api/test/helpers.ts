@@ -63,7 +63,7 @@ export interface RawResponse {
 }
 
 /** A request with node:http, keeping the body exactly as it came over the wire. */
-export function rawRequest(url: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
+export function rawRequest(url: string, path: string, headers: Record<string, string | string[]> = {}, method = 'GET'): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${url}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
