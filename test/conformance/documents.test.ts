@@ -91,7 +91,7 @@ function checkWellFormed(xml: string): string[] {
 
 describe('GET /feed.xml is RFC 4287 Atom', () => {
   let xml: string;
-  let reviews: Array<{ id: string }>;
+  let reviews: Array<{ id: string; source_url: string | null }>;
   beforeAll(async () => {
     xml = (await send('GET', `${base}/feed.xml`)).text();
     reviews = (await getJson('/reviews.json'))['reviews'] as typeof reviews;
@@ -119,13 +119,16 @@ describe('GET /feed.xml is RFC 4287 Atom', () => {
     expect(entries).toHaveLength(50);
     const ids = entries.map((entry) => /<id>([^<]+)<\/id>/.exec(entry)?.[1]);
     expect(new Set(ids).size).toBe(50);
+    // RFC 4287 §4.2.6: ids that do not move with the deployment (urn:uuid, not BASE_URL).
+    for (const id of ids) expect(id).toMatch(/^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     entries.forEach((entry, index) => {
       expect(entry.match(/<id>/g)).toHaveLength(1);
       expect(entry.match(/<title[ >]/g)).toHaveLength(1);
       expect(entry.match(/<updated>/g)).toHaveLength(1);
       expect(/<updated>([^<]+)<\/updated>/.exec(entry)?.[1]).toMatch(RFC3339);
       expect(entry).toMatch(/<content type="(text|html|xhtml)">/);
-      expect(entry).toContain(reviews[index]?.id);
+      const review = reviews[index]!;
+      expect(entry).toContain(`<link rel="alternate" href="${(review.source_url ?? `${base}/reviews.json#${review.id}`).replaceAll('&', '&amp;')}"/>`);
     });
   });
 });

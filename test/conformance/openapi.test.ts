@@ -48,7 +48,7 @@ describe('the documented request-target errors', () => {
     for (const query of ['a%2', '%FF']) {
       const res = await send('GET', `${server.baseUrl}/api/reviews/search?query=${query}`);
       expect([query, res.status, paths['/api/reviews/search']?.['get']?.responses['400'] !== undefined]).toEqual([query, 400, true]);
-      expect(res.json()).toEqual({ error: 'bad_request', message: expect.stringContaining('request query') });
+      expect(res.json()).toEqual({ error: 'bad_request', message: expect.stringContaining('request query'), issues: [{ code: 'custom', path: ['query'], message: expect.any(String) }] });
     }
   });
 });
