@@ -30,11 +30,25 @@ export interface RunningService {
 
 export type ServiceName = 'standalone' | 'read-api' | 'mcp-gateway' | 'websub-hub';
 
+/** Fresh ports to try when one picked was taken before the service bound it. */
+const START_ATTEMPTS = 3;
+
 /**
  * Spawns `services/<name>/dist/main.js` on a free loopback port with exactly `env` (plus PATH, ports
- * and LOG_LEVEL=warn) and resolves once `probe` answers 200.
+ * and LOG_LEVEL=warn) and resolves once `probe` answers 200. A port is picked free and bound by the
+ * service a moment later, when another test may have taken it: the start then tries fresh ports.
  */
 export async function startService(name: ServiceName, env: Record<string, string>, probe: '/readyz' | '/healthz' = '/readyz'): Promise<RunningService> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts(name, env, probe);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startOnFreePorts(name: ServiceName, env: Record<string, string>, probe: '/readyz' | '/healthz'): Promise<RunningService> {
   const main = join(ROOT, `services/${name}/dist/main.js`);
   if (!existsSync(main)) throw new Error(`${main} is missing: build first (npx tsc -b)`);
   const [port, metricsPort] = [await freePort(), await freePort()];
@@ -49,15 +63,17 @@ export async function startService(name: ServiceName, env: Record<string, string
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const stop = () => stopChild(child);
   try {
-    await eventually(
+    // An exit ends the wait at once (its output says why), instead of polling a dead port to the deadline.
+    const exited = await eventually(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${log}`);
+        if (child.exitCode !== null) return true;
         const ready = await send('GET', `${url}${probe}`);
         if (ready.status !== 200) throw new Error(`${name} ${probe} answered ${ready.status}: ${ready.text()}\n${log}`);
-        return true;
+        return 'ready';
       },
       { timeoutMs: 20_000, intervalMs: 100 },
     );
+    if (exited === true) throw new Error(`${name} exited with ${child.exitCode}:\n${log}`);
   } catch (error) {
     await stop();
     throw error;
