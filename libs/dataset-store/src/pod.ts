@@ -1,4 +1,4 @@
-import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type Readiness, type RequestHandler } from '@reviews/runtime';
 import type { SnapshotFollower } from './follower.js';
 import { followSnapshots } from './follow.js';
 import { FileDatasetSource } from './file-source.js';
@@ -22,6 +22,8 @@ export interface PodApp {
   readonly close?: () => Promise<void> | void;
   /** Runs the moment shutdown begins: start no new background work (a hub's delivery jobs) while requests drain. */
   readonly stopTakingWork?: () => void;
+  /** What /readyz reports, from the dataset's readiness: an app with state of its own to open adds its conditions. */
+  readonly readiness?: (dataset: Readiness) => Readiness;
 }
 
 export interface PodOptions {
@@ -52,7 +54,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     metrics,
     handler: app.handler,
     ...(app.allow === undefined ? {} : { allow: app.allow }),
-    readiness: () => snapshots.health(),
+    readiness: app.readiness === undefined ? () => snapshots.health() : () => app.readiness!(snapshots.health()),
     handleSignals: true,
   });
   // Dataset changes are new work (a WebSub fan-out above all): stop following them the moment shutdown

@@ -10,6 +10,8 @@ import type { RateDecision } from './rate-limit.js';
 /** Form bodies of real subscription requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;
 const OVERLOAD_RETRY_AFTER_SECONDS = 30;
+/** The hub retries opening its state in NATS every few seconds. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** RFC 9110 §9.3.7, §15.5.6: what OPTIONS answers and every 405 lists. */
 const HUB_METHODS = 'POST, OPTIONS';
 
@@ -106,6 +108,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   metrics.requests.inc({ mode: request.mode, outcome: 'accepted' });
   deps.accept(request, Date.now());
   text(res, 202, `Accepted: the hub will verify this ${request.mode} request with a GET to the callback.`);
+}
+
+/**
+ * `/api/websub/hub` while the hub cannot work yet (its state in NATS not opened): the preflight as
+ * always, and 503 with Retry-After for any request, saying why.
+ */
+export function createUnavailableHubHandler(reason: () => string): RequestHandler {
+  return (req, res) => {
+    if (req.method === 'OPTIONS') return sendPreflight(req, res, HUB_METHODS);
+    res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    text(res, 503, `The hub is not accepting requests yet: ${reason()}. Retry later.`);
+  };
 }
 
 /** Every answer carries the CORS headers: a page the preflight cleared must be able to read it. */

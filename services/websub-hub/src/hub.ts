@@ -69,7 +69,7 @@ export interface WebSubHubDeps {
 export interface WebSubHub {
   /** Serves `/api/websub/hub` (route the exact path to it). */
   readonly handler: RequestHandler;
-  /** Follow dataset changes, announce the current one, start delivering and sweeping. */
+  /** Follow dataset changes, announce the current one, start delivering and sweeping; may be called again after it failed. */
   start(): Promise<void>;
   /**
    * Start no new work: no announcement, sweep or delivery job. Called when shutdown begins, while the
@@ -199,7 +199,8 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   return {
     handler,
     async start() {
-      unsubscribe = snapshots.onSwap(() => announce());
+      // A start that failed (the work queue unreachable) may be called again: follow the snapshots once.
+      unsubscribe ??= snapshots.onSwap(() => announce());
       announce();
       await announcing;
       await queue.start((job) => runDeliveryJob(job, distribution));
