@@ -159,7 +159,7 @@ describe('Prometheus alert rules', () => {
     }
   });
 
-  it('cover error ratio, latency, dataset divergence and staleness, NATS, deliveries, denials', () => {
+  it('cover a service down or serving no dataset, error ratio, latency, dataset divergence and staleness, NATS, deliveries, denials', () => {
     expect(ruleExpressions().map((r) => r.alert).sort()).toEqual(
       [
         'ReviewsDatasetDiverging',
@@ -168,6 +168,8 @@ describe('Prometheus alert rules', () => {
         'ReviewsHighErrorRatio',
         'ReviewsLatencySLOBreach',
         'ReviewsNatsDisconnected',
+        'ReviewsNoDataset',
+        'ReviewsServiceDown',
         'WebSubDeliveriesFailing',
         'WebSubDenialsSpiking',
         'WebSubQueueBacklog',
