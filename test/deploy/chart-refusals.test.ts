@@ -157,3 +157,19 @@ describe('extra volumes', () => {
     expect(result.stderr).toContain(message);
   });
 });
+
+describe('NATS credentials', () => {
+  it.each(['nats://user:s3cret@nats.nats:4222', 'nats://t0ken@nats.nats:4222'])('refuses them in nats.url (%s), which would land in a ConfigMap and in helm\'s output, naming nats.existingSecret', async (url) => {
+    const result = await template({ nats: { url } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('nats.url holds credentials');
+    expect(result.stderr).toContain('nats.existingSecret');
+    expect(result.stderr).not.toContain(url);
+  });
+
+  it('takes the URL from the Secret named in nats.existingSecret, whatever nats.url holds', async () => {
+    const objects = await render({ nats: { url: 'nats://unused@x:4222', existingSecret: 'reviews-nats' } });
+    const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'))?.data ?? {};
+    expect(config['NATS_URL']).toBeUndefined();
+  });
+});

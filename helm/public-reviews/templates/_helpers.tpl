@@ -118,6 +118,9 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 {{- if lt (int $s.terminationGracePeriodSeconds) (int $needed) -}}
 {{- fail (printf "shutdown.terminationGracePeriodSeconds (%v) must be at least shutdown.preStopSleepSeconds + ceil(shutdown.timeoutMs/1000) + 1 s the app keeps for its close hooks (%v)" $s.terminationGracePeriodSeconds $needed) -}}
 {{- end -}}
+{{- if and (not .Values.nats.existingSecret) (contains "@" .Values.nats.url) -}}
+{{- fail "nats.url holds credentials (user:password@ or token@), which would go into a ConfigMap and helm's output: put the URL in a Secret and name it in nats.existingSecret" -}}
+{{- end -}}
 {{- $w := .Values.websub -}}
 {{- if gt (int $w.leaseMinSeconds) (int $w.leaseMaxSeconds) -}}
 {{- fail (printf "websub.leaseMinSeconds (%v) must not exceed websub.leaseMaxSeconds (%v)" $w.leaseMinSeconds $w.leaseMaxSeconds) -}}
