@@ -23,8 +23,8 @@ export interface HubEndpointDeps {
   readonly trustedProxyHops: number;
   /** Keyed by clientKey: the address, or an IPv6 client's /64. */
   readonly limitClient: (client: string) => RateDecision;
-  /** Keyed by callbackHostKey: the host without its port. */
-  readonly limitCallbackHost: (host: string) => RateDecision;
+  /** Keyed by the client (as limitClient) and callbackHostKey (the host without its port). */
+  readonly limitCallbackHost: (client: string, host: string) => RateDecision;
   /** False when this replica already has its maximum of verifications in flight. */
   readonly canAcceptVerification: () => boolean;
   /** Start the asynchronous verification of an accepted request. */
@@ -61,7 +61,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     res.setHeader('Allow', HUB_METHODS);
     return text(res, 405, `${req.method} is not allowed here; subscribe or unsubscribe with a form-encoded POST.`);
   }
-  const client = deps.limitClient(clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops)));
+  const requester = clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops));
+  const client = deps.limitClient(requester);
   if (!client.allowed) {
     metrics.requests.inc({ mode: 'none', outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(client.retryAfterSeconds));
@@ -94,7 +95,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     return text(res, 400, parsed.message);
   }
   const { request } = parsed;
-  const host = deps.limitCallbackHost(callbackHostKey(request.callback));
+  const host = deps.limitCallbackHost(requester, callbackHostKey(request.callback));
   if (!host.allowed) {
     metrics.requests.inc({ mode: request.mode, outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(host.retryAfterSeconds));

@@ -8,7 +8,7 @@ import { createHubMetrics, type SubscriptionCounts } from './metrics.js';
 import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
 import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
-import { createRateLimiter, type RateLimit } from './rate-limit.js';
+import { createRateLimiter, type RateDecision, type RateLimit } from './rate-limit.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
 import { isActive } from './subscription.js';
 import { createTopicIndex } from './topic-index.js';
@@ -28,7 +28,10 @@ export type HubConfig = Pick<
 /** Abuse and load bounds of one hub process. */
 export interface HubLimits {
   readonly perClient: RateLimit;
+  /** Per client and callback host: one client's requests for a host never spend another's budget for it. */
   readonly perCallbackHost: RateLimit;
+  /** Per callback host, all clients together: bounds the verification GETs the hub sends one host. */
+  readonly perCallbackHostTotal: RateLimit;
   readonly maxPendingVerifications: number;
   readonly deliveryConcurrency: number;
   readonly sweepIntervalMs: number;
@@ -37,10 +40,20 @@ export interface HubLimits {
 export const DEFAULT_LIMITS: HubLimits = {
   perClient: { burst: 30, perMinute: 60 },
   perCallbackHost: { burst: 20, perMinute: 30 },
+  // Above what one client may send (perClient), so no single address can shut a host's subscribers out.
+  perCallbackHostTotal: { burst: 100, perMinute: 300 },
   maxPendingVerifications: 500,
   deliveryConcurrency: 64,
   sweepIntervalMs: 60_000,
 };
+
+/** A client's budget for a callback host first, then the host's budget across clients. */
+function limitPerClientAndHost(perClientAndHost: (key: string) => RateDecision, perHost: (key: string) => RateDecision): (client: string, host: string) => RateDecision {
+  return (client, host) => {
+    const own = perClientAndHost(`${client} ${host}`);
+    return own.allowed ? perHost(host) : own;
+  };
+}
 
 /** The `service` label of the hub's metrics and the route template of its one endpoint. */
 export const HUB_SERVICE = 'websub-hub';
@@ -153,7 +166,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     logger,
     trustedProxyHops: config.WEBSUB_TRUSTED_PROXY_HOPS,
     limitClient: createRateLimiter(limits.perClient),
-    limitCallbackHost: createRateLimiter(limits.perCallbackHost),
+    limitCallbackHost: limitPerClientAndHost(createRateLimiter(limits.perCallbackHost), createRateLimiter(limits.perCallbackHostTotal)),
     canAcceptVerification: () => !closed && pending.size < limits.maxPendingVerifications,
     accept: (request: HubRequest, requestedAt: number) =>
       track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),

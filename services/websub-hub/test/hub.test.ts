@@ -723,6 +723,32 @@ describe('the callback host the rate limit keys on', () => {
   });
 });
 
+describe('the callback host budget', () => {
+  it('is per client: one address spending its budget for a host shuts no other out, and all together are held to the host-wide budget', async () => {
+    const dir2 = await tempDir('websub-host-budget-');
+    const running = await startHub({
+      pki,
+      dataDir: dir2.path,
+      follower,
+      env: { WEBSUB_TRUSTED_PROXY_HOPS: '1' },
+      limits: { perCallbackHost: { burst: 1, perMinute: 1 }, perCallbackHostTotal: { burst: 3, perMinute: 1 } },
+    });
+    try {
+      const statuses = [];
+      for (const [client, name] of [['203.0.113.1', 'budget-a1'], ['203.0.113.1', 'budget-a2'], ['203.0.113.2', 'budget-b'], ['203.0.113.3', 'budget-c'], ['203.0.113.4', 'budget-d']] as const) {
+        const form = { 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) };
+        statuses.push((await running.post(form, undefined, { 'x-forwarded-for': client })).status);
+      }
+      expect(statuses).toEqual([202, 429, 202, 202, 429]);
+      expect(subscriber.requests('budget-a2')).toEqual([]);
+      expect(subscriber.requests('budget-d')).toEqual([]);
+    } finally {
+      await running.stop();
+      await dir2.remove();
+    }
+  });
+});
+
 describe('the client address rate limits key on', () => {
   const form = (name: string) => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
   const fromClient = (running: RunningHub, forwardedFor?: string) =>
