@@ -1,5 +1,5 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { watch, type FSWatcher, type Stats } from 'node:fs';
+import { readFile, readlink, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
 import type { Logger } from '@reviews/runtime';
@@ -9,24 +9,45 @@ export interface FileSourceOptions {
   readonly logger: Logger;
   /** Quiet period after the last file-system event before the file is read again. */
   readonly debounceMs?: number;
+  /** How often the file is checked while a directory it depends on cannot be watched. */
+  readonly pollIntervalMs?: number;
 }
+
+type OnDataset = (dataset: PublishedDataset) => Promise<void> | void;
+
+/** A directory watch, and which directory it is: a directory removed and created again is another one. */
+interface DirectoryWatch {
+  readonly watcher: FSWatcher;
+  readonly identity: string;
+}
+
+/** Symlinks followed at most, as the kernel does (MAXSYMLINKS); a longer chain is a loop. */
+const MAX_LINKS = 40;
 
 /**
  * The embedded dataset source of the standalone service: one JSON file, watched for changes.
- * The directory is watched, not the file, so editors that save by writing a temporary file and
- * renaming it over the original (a new inode) and Kubernetes ConfigMap symlink swaps are seen.
- * A dataset's version is the hash of the file's bytes (identical bytes, no delivery); its publish
- * time is the file's mtime.
+ * Directories are watched, not the file, so editors that save by writing a temporary file and
+ * renaming it over the original (a new inode) and Kubernetes ConfigMap symlink swaps are seen: the
+ * file's directory, and the directory of every link on the way when the path is a symlink (a write
+ * to the target happens there). While one of them cannot be watched (missing, removed) the file
+ * is polled, and watched again once the directory is back. A dataset's version is the hash of
+ * the file's bytes (identical bytes, no delivery); its publish time is the file's mtime.
  */
 export class FileDatasetSource implements DatasetSource {
   readonly #path: string;
   readonly #logger: Logger;
   readonly #debounceMs: number;
-  #watcher: FSWatcher | null = null;
+  readonly #pollIntervalMs: number;
+  readonly #watches = new Map<string, DirectoryWatch>();
+  /** The directory that could not be watched, and why, while polling; null while every one is watched. */
+  #unwatched: { directory: string; reason: string } | null = null;
+  #pollTimer: NodeJS.Timeout | null = null;
+  /** What the last read saw of the file (identity, size, times, or why it could not): polling reads again only when it changes. */
+  #lastSeen: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
-  /** Deliveries run one after another, in file order. */
+  /** Watching and deliveries run one after another, in file order. */
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -34,21 +55,11 @@ export class FileDatasetSource implements DatasetSource {
     this.#path = resolve(path);
     this.#logger = options.logger;
     this.#debounceMs = options.debounceMs ?? 100;
+    this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
   }
 
-  async subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
-    const directory = dirname(this.#path);
-    const watchFailed = (error: Error) => {
-      this.#logger.error({ err: error, file: this.#path }, 'cannot watch the dataset directory; changes will not be picked up');
-    };
-    try {
-      this.#watcher = watch(directory, { persistent: false }, () => this.#schedule(onDataset));
-      this.#watcher.on('error', watchFailed);
-    } catch (error) {
-      // A missing directory is reported (health, logs), never a crash: the process stays up, not ready.
-      watchFailed(error as Error);
-    }
-    await this.#enqueue(onDataset);
+  async subscribe(onDataset: OnDataset): Promise<void> {
+    await this.#enqueue(() => this.#sync(onDataset));
   }
 
   health(): SourceHealth {
@@ -58,40 +69,132 @@ export class FileDatasetSource implements DatasetSource {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
-    this.#watcher?.close();
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    // A step under way may still set up a watch: close them once it is done.
     await this.#chain;
+    for (const { watcher } of this.#watches.values()) watcher.close();
+    this.#watches.clear();
   }
 
-  #schedule(onDataset: (dataset: PublishedDataset) => Promise<void> | void): void {
+  #schedule(onDataset: OnDataset): void {
     if (this.#closed) return;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#enqueue(onDataset);
+      void this.#enqueue(() => this.#sync(onDataset));
     }, this.#debounceMs);
   }
 
-  #enqueue(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
-    this.#chain = this.#chain.then(() => this.#readAndDeliver(onDataset));
+  #enqueue(step: () => Promise<void>): Promise<void> {
+    this.#chain = this.#chain.then(() => (this.#closed ? undefined : step()));
     return this.#chain;
   }
 
-  async #readAndDeliver(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+  /** Watch what is to be watched now (an event may mean a directory went or a link moved), then read. */
+  async #sync(onDataset: OnDataset): Promise<void> {
+    await this.#watchDirectories(onDataset);
+    await this.#readAndDeliver(onDataset);
+  }
+
+  /** Looks after the directories are watched again, if they can be, so a save between the two is not missed. */
+  async #poll(onDataset: OnDataset): Promise<void> {
+    await this.#watchDirectories(onDataset);
+    if ((await this.#look()) !== this.#lastSeen) await this.#readAndDeliver(onDataset);
+  }
+
+  /**
+   * Brings the watches in line with the directories the path depends on now, and polls while one
+   * of them cannot be watched.
+   */
+  async #watchDirectories(onDataset: OnDataset): Promise<void> {
+    const wanted = await directoriesOf(this.#path);
+    for (const [directory, { watcher }] of this.#watches) {
+      if (wanted.includes(directory)) continue;
+      watcher.close();
+      this.#watches.delete(directory);
+    }
+    let unwatched: { directory: string; reason: string } | null = null;
+    for (const directory of wanted) {
+      const current = this.#watches.get(directory);
+      let identity: string;
+      try {
+        const info = await stat(directory);
+        identity = `${info.dev}:${info.ino}`;
+        if (current?.identity === identity) continue;
+      } catch (error) {
+        unwatched ??= { directory, reason: errorCode(error) };
+        current?.watcher.close();
+        this.#watches.delete(directory);
+        continue;
+      }
+      current?.watcher.close();
+      this.#watches.delete(directory);
+      try {
+        const watcher = watch(directory, { persistent: false }, () => this.#schedule(onDataset));
+        // A watch that fails later is dropped; the next look sets it up again or polls.
+        watcher.on('error', (error) => {
+          this.#logger.warn({ err: error, directory }, 'watching the dataset directory failed');
+          if (this.#watches.get(directory)?.watcher === watcher) this.#watches.delete(directory);
+          watcher.close();
+          this.#schedule(onDataset);
+        });
+        this.#watches.set(directory, { watcher, identity });
+      } catch (error) {
+        unwatched ??= { directory, reason: errorCode(error) };
+      }
+    }
+    this.#setPolling(unwatched, onDataset);
+  }
+
+  #setPolling(unwatched: { directory: string; reason: string } | null, onDataset: OnDataset): void {
+    if (unwatched && !this.#unwatched) {
+      this.#logger.warn({ file: this.#path, directory: unwatched.directory, reason: unwatched.reason }, `cannot watch the dataset directory; polling the file every ${this.#pollIntervalMs} ms until it can`);
+    } else if (!unwatched && this.#unwatched) {
+      this.#logger.info({ file: this.#path }, 'watching the dataset file again');
+    }
+    this.#unwatched = unwatched;
+    if (!unwatched && this.#pollTimer) {
+      clearTimeout(this.#pollTimer);
+      this.#pollTimer = null;
+    }
+    if (!unwatched || this.#pollTimer || this.#closed) return;
+    // One look at a time: the next is armed by this one's #watchDirectories, while still needed.
+    this.#pollTimer = setTimeout(() => {
+      this.#pollTimer = null;
+      void this.#enqueue(() => this.#poll(onDataset));
+    }, this.#pollIntervalMs);
+    // Like the watches, polling does not keep the process alive.
+    this.#pollTimer.unref();
+  }
+
+  /** The file as `stat` sees it (following links), or why it cannot be seen: a change means a read is due. */
+  async #look(): Promise<string> {
+    try {
+      return appearance(await stat(this.#path));
+    } catch (error) {
+      return errorCode(error);
+    }
+  }
+
+  async #readAndDeliver(onDataset: OnDataset): Promise<void> {
     if (this.#closed) return;
     let bytes: Buffer;
     let publishedAt: Date;
     try {
       const info = await stat(this.#path);
+      this.#lastSeen = appearance(info);
       bytes = await readFile(this.#path);
       publishedAt = new Date(info.mtimeMs);
     } catch (error) {
-      // Mid-rename the file can be briefly absent; the next directory event reads it again.
-      const detail = `cannot read ${this.#path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again.
+      this.#lastSeen = errorCode(error);
+      const detail = `cannot read ${this.#path}: ${errorCode(error)}`;
       if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
       this.#health = { connected: false, detail };
       return;
     }
-    this.#health = { connected: true, detail: `watching ${this.#path}` };
+    const watching = this.#unwatched ? `polling ${this.#path} every ${this.#pollIntervalMs} ms (cannot watch ${this.#unwatched.directory}: ${this.#unwatched.reason})` : `watching ${this.#path}`;
+    this.#health = { connected: true, detail: watching };
     const version = contentHash(bytes).slice(0, 32);
     if (version === this.#lastVersion || this.#closed) return;
     this.#lastVersion = version;
@@ -101,4 +204,31 @@ export class FileDatasetSource implements DatasetSource {
       this.#logger.error({ err: error, file: this.#path }, 'dataset delivery failed');
     }
   }
+}
+
+/** Which file it is and when it last changed: a save changes it (a rename, the size or the times). */
+function appearance(info: Stats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
+/**
+ * The directories whose entries decide what `path` is: its own, and when it is a symlink, the
+ * directory of each link it leads through and of the file it ends at (ConfigMaps chain two).
+ */
+async function directoriesOf(path: string): Promise<string[]> {
+  const directories = [dirname(path)];
+  let current = path;
+  for (let links = 0; links < MAX_LINKS; links++) {
+    try {
+      current = resolve(dirname(current), await readlink(current));
+    } catch {
+      break; // not a link (EINVAL), or missing: `current` is where the chain ends
+    }
+    if (!directories.includes(dirname(current))) directories.push(dirname(current));
+  }
+  return directories;
 }

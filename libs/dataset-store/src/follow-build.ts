@@ -1,4 +1,5 @@
 import { buildSnapshotContent, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 
 /**
  * A dataset this large (~15,000 reviews and up) retires the worker after its build: the build's
@@ -63,10 +64,11 @@ function validatedBefore(raw: unknown, input: ValidatedBefore['input']): Validat
 export function buildContent({ bytes, version, baseUrl, publishedAt, lastModified }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
   try {
-    raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    raw = parseDatasetJson(bytes);
   } catch (error) {
-    const message = `not valid JSON: ${(error as Error).message}`;
-    return { ok: false, rejection: { reason: 'invalid_json', summary: message, issues: [{ code: 'invalid_json', path: [], message }] } };
+    if (!(error instanceof NotDatasetJson)) throw error;
+    // Bytes that are not UTF-8 are not JSON text either (RFC 8259 §8.1): one refusal reason for both.
+    return { ok: false, rejection: { reason: 'invalid_json', summary: error.message, issues: [error.issue] } };
   }
   try {
     const validated = validateDataset(raw, validation?.before ?? undefined);

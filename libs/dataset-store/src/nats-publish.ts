@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, displayedServers, loadConfig, natsConnectOptions, SpanKind, withSpan } from '@reviews/runtime';
+import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
 
@@ -29,17 +30,18 @@ const skipCompression: Compress = (identity) => ({ gzip: identity, br: identity 
 
 /** Read, parse and validate a dataset file; every problem comes back as an issue with its path. */
 export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     return { ok: false, issues: [{ code: 'unreadable_file', path: [], message: `cannot read ${path}: ${(error as Error).message}` }] };
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseDatasetJson(bytes);
   } catch (error) {
-    return { ok: false, issues: [{ code: 'invalid_json', path: [], message: `not valid JSON: ${(error as Error).message}` }] };
+    if (!(error instanceof NotDatasetJson)) throw error;
+    return { ok: false, issues: [error.issue] };
   }
   const validated = validateDataset(raw);
   if (!validated.ok) return validated;
@@ -101,6 +103,11 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   try {
     nc = await connect({ ...natsConnectOptions(servers), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (error) {
+    // The client refuses a server URL it cannot parse before dialling anything: the configuration is wrong, NATS may be fine.
+    if ((error as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
+      io.err(new ConfigError([`NATS_URL: not a valid server URL (${displayedServers(servers)})`]).message);
+      return PUBLISH_EXIT.usage;
+    }
     io.err(`cannot reach NATS at ${displayedServers(servers)}: ${(error as Error).message}; nothing published`);
     return PUBLISH_EXIT.natsUnavailable;
   }

@@ -1,4 +1,4 @@
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, afterEach } from '@jest/globals';
@@ -31,23 +31,27 @@ describeDatasetSourceContract('file', async (initial) => {
 describe('FileDatasetSource', () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
-    for (const cleanup of cleanups.splice(0)) await cleanup();
+    // Last in, first out: each source closes before its directory goes.
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function open(initial: Uint8Array | null) {
-    const dir = await tempDir();
-    const file = join(dir, 'dataset.json');
-    if (initial) await writeFile(file, initial);
-    const source = new FileDatasetSource(file, { logger, debounceMs: 20 });
+  /** A source of `file`, subscribed, with what it delivered; closed after the test. */
+  async function subscribed(file: string) {
+    const source = new FileDatasetSource(file, { logger, debounceMs: 20, pollIntervalMs: 100 });
     const received: PublishedDataset[] = [];
-    cleanups.push(async () => {
-      await source.close();
-      await rm(dir, { recursive: true, force: true });
-    });
+    cleanups.push(() => source.close());
     await source.subscribe((d) => {
       received.push(d);
     });
-    return { dir, file, source, received };
+    return { source, received };
+  }
+
+  async function open(initial: Uint8Array | null) {
+    const dir = await tempDir();
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'dataset.json');
+    if (initial) await writeFile(file, initial);
+    return { dir, file, ...(await subscribed(file)) };
   }
 
   it('sees an editor-style save (write a temporary file, rename it over the original)', async () => {
@@ -73,16 +77,82 @@ describe('FileDatasetSource', () => {
     expect(source.health().connected).toBe(true);
   });
 
-  it('survives a directory that does not exist: no delivery, reported unhealthy', async () => {
-    const source = new FileDatasetSource(join(tmpdir(), 'no-such-directory-for-datasets', 'dataset.json'), { logger });
-    cleanups.push(() => source.close());
-    const received: PublishedDataset[] = [];
-    await source.subscribe((d) => {
-      received.push(d);
-    });
+  it('survives a directory that does not exist, then serves the file once the directory and file appear', async () => {
+    const dir = await tempDir();
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'not-yet', 'dataset.json');
+    const { source, received } = await subscribed(file);
     expect(received).toHaveLength(0);
     expect(source.health()).toMatchObject({ connected: false });
     expect(source.health().detail).toContain('ENOENT');
+    await mkdir(join(dir, 'not-yet'));
+    await writeFile(file, datasetBytes(1));
+    await waitFor(() => received.length === 1, 5000, 'the file in the new directory');
+    expect(source.health().connected).toBe(true);
+    // Watched from then on: a later save is seen too.
+    await writeFile(file, datasetBytes(2));
+    await waitFor(() => received.length === 2, 5000, 'the next save');
+  });
+
+  it('recovers when the directory is removed and created again', async () => {
+    const { dir, file, source, received } = await open(datasetBytes(1));
+    await rm(dir, { recursive: true });
+    await waitFor(() => source.health().detail.includes('ENOENT'), 5000, 'the missing file to be noticed');
+    await mkdir(dir);
+    await writeFile(file, datasetBytes(2));
+    await waitFor(() => received.length === 2, 5000, 'the file in the recreated directory');
+    expect(Buffer.from(received[1]!.bytes).equals(Buffer.from(datasetBytes(2)))).toBe(true);
+    expect(source.health()).toEqual({ connected: true, detail: `watching ${file}` });
+    await writeFile(file, datasetBytes(3));
+    await waitFor(() => received.length === 3, 5000, 'the next save');
+  });
+
+  describe('when the path is a symlink to a file in another directory', () => {
+    async function linked() {
+      const dir = await tempDir();
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      await Promise.all([mkdir(join(dir, 'served')), mkdir(join(dir, 'data'))]);
+      const target = join(dir, 'data', 'dataset.json');
+      await writeFile(target, datasetBytes(1));
+      const link = join(dir, 'served', 'dataset.json');
+      await symlink(target, link);
+      return { dir, target, ...(await subscribed(link)) };
+    }
+
+    it('sees a write to the target', async () => {
+      const { target, received } = await linked();
+      await writeFile(target, datasetBytes(2));
+      await waitFor(() => received.length === 2, 5000, 'the write to the target');
+      expect(Buffer.from(received[1]!.bytes).equals(Buffer.from(datasetBytes(2)))).toBe(true);
+    });
+
+    it('sees a file renamed over the target', async () => {
+      const { dir, target, received } = await linked();
+      await writeFile(join(dir, 'data', '.dataset.json.tmp'), datasetBytes(2));
+      await rename(join(dir, 'data', '.dataset.json.tmp'), target);
+      await waitFor(() => received.length === 2, 5000, 'the renamed target');
+      expect(Buffer.from(received[1]!.bytes).equals(Buffer.from(datasetBytes(2)))).toBe(true);
+    });
+
+    it('follows a ConfigMap-style swap of the linked directory, then writes into the new one', async () => {
+      // dataset.json -> ..data/dataset.json, ..data -> ..v1, swapped to ..v2 by renaming a new link over it.
+      const dir = await tempDir();
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      for (const [version, seed] of [['..v1', 1], ['..v2', 2]] as const) {
+        await mkdir(join(dir, version));
+        await writeFile(join(dir, version, 'dataset.json'), datasetBytes(seed));
+      }
+      await symlink('..v1', join(dir, '..data'));
+      await symlink('..data/dataset.json', join(dir, 'dataset.json'));
+      const { received } = await subscribed(join(dir, 'dataset.json'));
+      await symlink('..v2', join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+      await rm(join(dir, '..v1'), { recursive: true });
+      await waitFor(() => received.length === 2, 5000, 'the swap');
+      await writeFile(join(dir, '..v2', 'dataset.json'), datasetBytes(3));
+      await waitFor(() => received.length === 3, 5000, 'the write into the new directory');
+      expect(Buffer.from(received[2]!.bytes).equals(Buffer.from(datasetBytes(3)))).toBe(true);
+    });
   });
 
   it('delivers unparseable bytes too: judging content is the follower\'s job', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
-import { buildSnapshotFromInput, type Snapshot } from '@reviews/domain';
+import { buildSnapshotFromInput, datasetVersion, type Snapshot } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
 import { FileDatasetSource, followSnapshots, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
@@ -162,6 +162,23 @@ describe('followSnapshots', () => {
     expect(follower.current()).toBe(first);
     expect(follower.health().lastRejection).toContain('invalid_json');
     expect(await metrics.registry.metrics()).toContain('dataset_load_failures_total{service="test",reason="invalid_json"} 1');
+  });
+
+  it('keeps the old snapshot when the new file is not UTF-8, and says at which byte', async () => {
+    const { file, follower } = await follow(valid(1));
+    const first = follower.current();
+    const [before, after] = valid(2).split('Author 3');
+    await writeFile(file, Buffer.concat([Buffer.from(`${before}Ren`), Buffer.from([0xe9]), Buffer.from(`${after}`)]));
+    await waitFor(() => follower.health().lastRejection !== null, 5000, 'the rejection');
+    expect(follower.current()).toBe(first);
+    expect(follower.health().lastRejection).toContain(`(invalid_json): not valid UTF-8: malformed byte sequence at byte offset ${Buffer.byteLength(`${before}Ren`)} (0xE9)`);
+  });
+
+  it('serves a file that starts with a UTF-8 byte order mark', async () => {
+    const { file, follower } = await follow(valid(1));
+    await writeFile(file, `\uFEFF${valid(2)}`);
+    await waitFor(() => follower.current()?.version === datasetVersion(buildDataset({ reviews: 8, seed: 2 })), 5000, 'the dataset after the byte order mark');
+    expect(follower.health().lastRejection).toBeNull();
   });
 
   it('logs every issue of an invalid dataset with its path, keeps the old snapshot', async () => {

@@ -89,6 +89,26 @@ describe('dataset:publish CLI against a real nats-server', () => {
     expect(result.err.join('\n')).toContain('(root): not valid JSON');
   });
 
+  it('refuses a file that is not UTF-8, saying where, instead of publishing U+FFFD in its place', async () => {
+    // "Zoë" as Latin-1 writes it: 0xEB, which UTF-8 never has alone.
+    const [before, after] = JSON.stringify(valid).split('Author 3');
+    const latin1 = Buffer.concat([Buffer.from(`${before}Zo`), Buffer.from([0xeb]), Buffer.from(`${after}`)]);
+    await writeFile(join(nats.dir, 'latin1.json'), latin1);
+    const pointer = await pointers.get(POINTER_KEY);
+
+    const result = await publish([join(nats.dir, 'latin1.json')], nats.env);
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err.join('\n')).toContain(`(root): not valid UTF-8: malformed byte sequence at byte offset ${Buffer.byteLength(`${before}Zo`)} (0xEB)`);
+    expect((await pointers.get(POINTER_KEY))?.revision).toBe(pointer?.revision);
+  });
+
+  it('reads a file that starts with a UTF-8 byte order mark as the same dataset', async () => {
+    await writeFile(join(nats.dir, 'bom.json'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(valid))]));
+    const result = await publish([join(nats.dir, 'bom.json')], nats.env);
+    expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
+    expect(result.out.join('\n')).toContain(`${datasetVersion(valid)} already current`);
+  });
+
   it('exits non-zero with a clear message, quickly, when NATS is unreachable', async () => {
     const started = Date.now();
     const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: `nats://seed:s3cret-pw@127.0.0.1:${await freePort()}` });
@@ -110,6 +130,13 @@ describe('dataset:publish CLI against a real nats-server', () => {
     const noUrl = await publish([join(nats.dir, 'valid.json')], {});
     expect(noUrl.code).toBe(PUBLISH_EXIT.usage);
     expect(noUrl.err.join('\n')).toContain('NATS_URL');
+  });
+
+  it('reports a NATS_URL that is not a URL as a configuration error, not as NATS being unreachable', async () => {
+    const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: 'http://x y' });
+    expect(result.code).toBe(PUBLISH_EXIT.usage);
+    expect(result.err.join('\n')).toContain('NATS_URL: not a valid server URL (http://x y)');
+    expect(result.err.join('\n')).not.toContain('cannot reach NATS');
   });
 });
 

@@ -1,7 +1,9 @@
+import type { z } from 'zod';
 import { customIssue, toIssues } from './issues.js';
+import { ServiceRef, Technician } from './schemas/business.js';
 import type { Issue } from './schemas/documents.js';
-import { DatasetInput, PerReviewAnalysis } from './schemas/input.js';
-import { Ulid } from './schemas/primitives.js';
+import { DatasetInput, FaqEntry, LabelledId, PerReviewAnalysis } from './schemas/input.js';
+import { IsoDateTime, Ulid } from './schemas/primitives.js';
 import { Review } from './schemas/review.js';
 import { sameJsonValue } from './same-json-value.js';
 
@@ -20,8 +22,10 @@ export interface ValidatedBefore {
 
 /**
  * Schema validation plus referential integrity: duplicate review ids, per_review keys, FAQ sources,
- * technician/service/problem/topic references must all resolve. Every issue carries its path, and
- * every issue is reported (a publisher fixes a dataset in one round, not one error at a time).
+ * technician/service/problem/topic references must all resolve, and no review or owner reply may be
+ * dated after the day of `generated_at`. Every issue carries its path, and every issue is reported
+ * (a publisher fixes a dataset in one round, not one error at a time): when the schema fails, the
+ * integrity checks still run over the parts it accepts (see `partsOf`).
  *
  * With `before`, a review or per_review entry equal (as JSON, keys in order) to one at the same
  * place (index, key) in `before` takes that one's schema output instead of being parsed again: the
@@ -32,14 +36,80 @@ export function validateDataset(raw: unknown, before?: ValidatedBefore): Validat
   let input = before ? parseReusing(raw, before) : null;
   if (input === null) {
     const parsed = DatasetInput.safeParse(raw);
-    if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
+    if (!parsed.success) return { ok: false, issues: [...toIssues(parsed.error), ...integrityIssues(raw, partsOf(raw))] };
     input = parsed.data;
   }
-  const issues = [...textIssues(input), ...businessIssues(input), ...reviewIssues(input), ...analysisIssues(input)];
+  const issues = integrityIssues(raw, partsOfInput(input));
   return issues.length === 0 ? { ok: true, input } : { ok: false, issues };
 }
 
+function integrityIssues(raw: unknown, parts: DatasetParts): Issue[] {
+  return [...textIssues(raw), ...businessIssues(parts), ...reviewIssues(parts), ...analysisIssues(parts)];
+}
+
+/**
+ * The dataset as the integrity checks see it: each part the schema accepts, `undefined` where it
+ * refuses the part (or the list, object or value holding it). A check that needs a part skips it,
+ * so no issue is reported that exists only because something failed to parse; indices and keys are
+ * the dataset's own, so every path stays exact.
+ */
+interface DatasetParts {
+  readonly generatedAt: string | undefined;
+  readonly services: PartList<ServiceRef>;
+  readonly technicians: PartList<Technician>;
+  readonly reviews: PartList<Review>;
+  /** Each review's id wherever it is a string, even in a review the schema refuses for another field. */
+  readonly reviewIds: PartList<string>;
+  readonly problems: PartList<LabelledId>;
+  readonly topics: PartList<LabelledId>;
+  readonly perReview: readonly (readonly [key: string, analysis: PerReviewAnalysis | undefined])[];
+  readonly faq: PartList<FaqEntry>;
+}
+
+/** A list's items, each `undefined` where the schema refuses it; the list is `undefined` when it is not a list. */
+type PartList<T> = readonly (T | undefined)[] | undefined;
+
+/** The parts of a dataset the schema accepted as a whole. */
+function partsOfInput(input: DatasetInput): DatasetParts {
+  return {
+    generatedAt: input.generated_at,
+    services: input.business.services,
+    technicians: input.business.technicians,
+    reviews: input.reviews,
+    reviewIds: input.reviews.map((review) => review.id),
+    problems: input.analysis.taxonomy.problems,
+    topics: input.analysis.taxonomy.topics,
+    perReview: Object.entries(input.analysis.per_review),
+    faq: input.analysis.faq,
+  };
+}
+
+/** The parts of a dataset the schema refused as a whole: each part is run through the schema's own definition of it. */
+function partsOf(raw: unknown): DatasetParts {
+  const dataset = recordOrEmpty(raw);
+  const business = recordOrEmpty(dataset.business);
+  const analysis = recordOrEmpty(dataset.analysis);
+  const taxonomy = recordOrEmpty(analysis.taxonomy);
+  const parsed = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const result = schema.safeParse(value);
+    return result.success ? result.data : undefined;
+  };
+  const list = <T>(schema: z.ZodType<T>, value: unknown): PartList<T> => (Array.isArray(value) ? value.map((item) => parsed(schema, item)) : undefined);
+  return {
+    generatedAt: parsed(IsoDateTime, dataset.generated_at),
+    services: list(ServiceRef, business.services),
+    technicians: list(Technician, business.technicians),
+    reviews: list(Review, dataset.reviews),
+    reviewIds: Array.isArray(dataset.reviews) ? dataset.reviews.map((review) => (isRecord(review) && typeof review.id === 'string' ? review.id : undefined)) : undefined,
+    problems: list(LabelledId, taxonomy.problems),
+    topics: list(LabelledId, taxonomy.topics),
+    perReview: Object.entries(recordOrEmpty(analysis.per_review)).map(([key, value]) => [key, parsed(PerReviewAnalysis, value)] as const),
+    faq: list(FaqEntry, analysis.faq),
+  };
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const recordOrEmpty = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 
 /** The schema's output for `raw`, parsing only the reviews and analyses `before` has not seen; null if anything does not parse. */
 function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | null {
@@ -81,8 +151,9 @@ const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
  * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
  * surrogate serialises as a `\udXXX` escape that strict JSON parsers and UTF-8 encoders reject
  * (RFC 8259 §8.2), so it would make every representation of the dataset unreadable to some clients.
- * Every replica walks every string of every version, so the walk allocates nothing per value: `path`
- * is its own stack, copied only into an issue.
+ * It walks the parsed JSON, not the schema's output, so a string in a part the schema refuses is
+ * checked too: the surrogate is wrong whatever else is. Every replica walks every string of every
+ * version, so the walk allocates nothing per value: `path` is its own stack, copied only into an issue.
  */
 function textIssues(value: unknown, path: (string | number)[] = [], issues: Issue[] = []): Issue[] {
   if (typeof value === 'string') {
@@ -107,11 +178,12 @@ function textIssues(value: unknown, path: (string | number)[] = [], issues: Issu
   return issues;
 }
 
-/** Reports every occurrence of a key already seen, at the path `pathOf(index)`. */
-function duplicateIssues<T>(items: readonly T[], keyOf: (item: T) => string[], pathOf: (index: number) => Issue['path'], what: string): Issue[] {
+/** Reports every occurrence of a key already seen, at the path `pathOf(index)`; items the schema refused are skipped. */
+function duplicateIssues<T>(items: PartList<T>, keyOf: (item: T) => string[], pathOf: (index: number) => Issue['path'], what: string): Issue[] {
   const seen = new Set<string>();
   const issues: Issue[] = [];
-  items.forEach((item, index) => {
+  items?.forEach((item, index) => {
+    if (item === undefined) return;
     for (const key of keyOf(item)) {
       if (seen.has(key)) issues.push(customIssue(pathOf(index), `duplicate ${what} "${key}"`));
       seen.add(key);
@@ -120,13 +192,27 @@ function duplicateIssues<T>(items: readonly T[], keyOf: (item: T) => string[], p
   return issues;
 }
 
-function businessIssues({ business }: DatasetInput): Issue[] {
+/**
+ * The keys of every item of a list, or `undefined` (cannot tell) unless every item was accepted: a
+ * reference is only unknown when it is not among all of them.
+ */
+function knownKeys<T>(items: PartList<T>, keyOf: (item: T) => string): ReadonlySet<string> | undefined {
+  if (items === undefined) return undefined;
+  const keys = new Set<string>();
+  for (const item of items) {
+    if (item === undefined) return undefined;
+    keys.add(keyOf(item));
+  }
+  return keys;
+}
+
+function businessIssues({ services, technicians }: DatasetParts): Issue[] {
   return [
-    ...duplicateIssues(business.services, (s) => [s.id], (i) => ['business', 'services', i, 'id'], 'service id'),
-    ...duplicateIssues(business.services, (s) => [s.label.toLowerCase()], (i) => ['business', 'services', i, 'label'], 'service label (case-insensitive)'),
+    ...duplicateIssues(services, (s) => [s.id], (i) => ['business', 'services', i, 'id'], 'service id'),
+    ...duplicateIssues(services, (s) => [s.label.toLowerCase()], (i) => ['business', 'services', i, 'label'], 'service label (case-insensitive)'),
     // Names and aliases share one case-insensitive namespace: `mentions_technician=<x>` must name one person.
     ...duplicateIssues(
-      business.technicians,
+      technicians,
       (t) => [...new Set([t.name, ...t.aliases].map((name) => name.toLowerCase()))],
       (i) => ['business', 'technicians', i],
       'staff name or alias (case-insensitive)',
@@ -134,35 +220,46 @@ function businessIssues({ business }: DatasetInput): Issue[] {
   ];
 }
 
-function reviewIssues({ reviews }: DatasetInput): Issue[] {
-  const issues = duplicateIssues(reviews, (r) => [r.id], (i) => ['reviews', i, 'id'], 'review id');
-  reviews.forEach((review, i) => {
-    if (review.owner_reply && review.owner_reply.date < review.date) {
+function reviewIssues({ generatedAt, reviews, reviewIds }: DatasetParts): Issue[] {
+  const issues = duplicateIssues(reviewIds, (id) => [id], (i) => ['reviews', i, 'id'], 'review id');
+  // The day the dataset was generated, as its own offset writes it: nothing in it can be dated later.
+  const generatedOn = generatedAt?.slice(0, 'YYYY-MM-DD'.length);
+  const future = (path: Issue['path'], date: string, what: string) => {
+    if (generatedOn !== undefined && date > generatedOn) issues.push(customIssue(path, `${what} dated ${date}, after the dataset was generated (generated_at ${generatedAt})`));
+  };
+  reviews?.forEach((review, i) => {
+    if (review === undefined) return;
+    future(['reviews', i, 'date'], review.date, 'review');
+    if (!review.owner_reply) return;
+    future(['reviews', i, 'owner_reply', 'date'], review.owner_reply.date, 'owner reply');
+    if (review.owner_reply.date < review.date) {
       issues.push(customIssue(['reviews', i, 'owner_reply', 'date'], `owner reply dated ${review.owner_reply.date} precedes the review (${review.date})`));
     }
   });
   return issues;
 }
 
-function analysisIssues({ business, reviews, analysis }: DatasetInput): Issue[] {
-  const reviewIds = new Set(reviews.map((r) => r.id));
-  const technicianNames = new Set(business.technicians.map((t) => t.name));
-  const serviceIds = new Set(business.services.map((s) => s.id));
-  const problemIds = new Set(analysis.taxonomy.problems.map((p) => p.id));
-  const topicIds = new Set(analysis.taxonomy.topics.map((t) => t.id));
+function analysisIssues({ services, technicians, reviewIds, problems, topics, perReview, faq }: DatasetParts): Issue[] {
+  const knownReviewIds = knownKeys(reviewIds, (id) => id);
+  const technicianNames = knownKeys(technicians, (t) => t.name);
+  const serviceIds = knownKeys(services, (s) => s.id);
+  const problemIds = knownKeys(problems, (p) => p.id);
+  const topicIds = knownKeys(topics, (t) => t.id);
   const issues: Issue[] = [
-    ...duplicateIssues(analysis.taxonomy.problems, (p) => [p.id], (i) => ['analysis', 'taxonomy', 'problems', i, 'id'], 'problem id'),
-    ...duplicateIssues(analysis.taxonomy.topics, (t) => [t.id], (i) => ['analysis', 'taxonomy', 'topics', i, 'id'], 'topic id'),
+    ...duplicateIssues(problems, (p) => [p.id], (i) => ['analysis', 'taxonomy', 'problems', i, 'id'], 'problem id'),
+    ...duplicateIssues(topics, (t) => [t.id], (i) => ['analysis', 'taxonomy', 'topics', i, 'id'], 'topic id'),
   ];
 
-  const references = (base: Issue['path'], values: readonly string[], known: ReadonlySet<string>, what: string) =>
+  // `known` is undefined when some of what a reference may name was refused by the schema: nothing to say then.
+  const references = (base: Issue['path'], values: readonly string[], known: ReadonlySet<string> | undefined, what: string) =>
     values.forEach((value, j) => {
-      if (!known.has(value)) issues.push(customIssue([...base, j], `unknown ${what} "${value}"`));
+      if (known && !known.has(value)) issues.push(customIssue([...base, j], `unknown ${what} "${value}"`));
     });
 
-  for (const [id, analysed] of Object.entries(analysis.per_review)) {
+  for (const [id, analysed] of perReview) {
     const base = ['analysis', 'per_review', id];
-    if (!reviewIds.has(id)) issues.push(customIssue(base, `per_review key "${id}" is not the id of a review`));
+    if (knownReviewIds && !knownReviewIds.has(id)) issues.push(customIssue(base, `per_review key "${id}" is not the id of a review`));
+    if (analysed === undefined) continue;
     // mention_count counts reviews, so one review may mention an aspect only once.
     issues.push(...duplicateIssues(analysed.aspects, (a) => [a.id], (j) => [...base, 'aspects', j, 'id'], 'aspect'));
     references([...base, 'technicians'], analysed.technicians, technicianNames, 'staff name (use the canonical business.technicians name)');
@@ -170,6 +267,8 @@ function analysisIssues({ business, reviews, analysis }: DatasetInput): Issue[] 
     references([...base, 'problems'], analysed.problems, problemIds, 'problem id (not in analysis.taxonomy.problems)');
     references([...base, 'topics'], analysed.topics, topicIds, 'topic id (not in analysis.taxonomy.topics)');
   }
-  analysis.faq.forEach((entry, i) => references(['analysis', 'faq', i, 'source_review_ids'], entry.source_review_ids, reviewIds, 'review id'));
+  faq?.forEach((entry, i) => {
+    if (entry !== undefined) references(['analysis', 'faq', i, 'source_review_ids'], entry.source_review_ids, knownReviewIds, 'review id');
+  });
   return issues;
 }

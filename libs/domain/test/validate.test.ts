@@ -114,6 +114,26 @@ describe('validateDataset', () => {
     expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['reviews', 0, 'owner_reply', 'date'] })]);
   });
 
+  it('rejects a review or owner reply dated after the day the dataset was generated, and accepts that day itself', () => {
+    // 00:30 at UTC+02:00 is still the day before in UTC: the day as written counts, as review dates carry no offset.
+    const generatedAt = '2025-07-01T00:30:00+02:00';
+    const sameDay = structuredClone(buildDataset());
+    sameDay.generated_at = generatedAt;
+    sameDay.reviews[1]!.date = '2025-07-01';
+    sameDay.reviews[1]!.owner_reply = { text: 'Thank you.', date: '2025-07-01' };
+    expect(validateDataset(sameDay).ok).toBe(true);
+
+    const issues = issuesAfter((input) => {
+      input.generated_at = generatedAt;
+      input.reviews[1]!.date = '2025-07-02';
+      input.reviews[2]!.owner_reply = { text: 'Thank you.', date: '2025-07-02' };
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'custom', path: ['reviews', 1, 'date'], message: `review dated 2025-07-02, after the dataset was generated (generated_at ${generatedAt})` }),
+      expect.objectContaining({ code: 'custom', path: ['reviews', 2, 'owner_reply', 'date'], message: expect.stringContaining('owner reply dated 2025-07-02, after') }),
+    ]);
+  });
+
   it('rejects ambiguous business references: repeated service ids or labels, a name or alias naming two people', () => {
     const issues = issuesAfter((input) => {
       input.business.services.push({ id: 'direct-cremation', label: 'DIRECT CREMATION' });
@@ -174,6 +194,62 @@ describe('validateDataset', () => {
     });
     expect(issues).toHaveLength(3);
     expect(issues.every((issue) => issue.code === 'custom' && issue.message.length > 0)).toBe(true);
+  });
+
+  it('reports integrity issues in the same round as schema issues, counting the id of a review the schema refuses', () => {
+    let analysedId = '';
+    const issues = issuesAfter((input) => {
+      const [first] = input.reviews;
+      if (!first) throw new Error('fixture has no reviews');
+      (first as { rating: number }).rating = 9;
+      (input.reviews[6] as { id: string }).id = first.id; // review 6 has no analysis
+      const analysed = firstAnalysed(input);
+      analysedId = analysed.id;
+      analysed.analysis.technicians = ['Rosa Delgado', 'Nobody Here'];
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'too_big', path: ['reviews', 0, 'rating'] }),
+      expect.objectContaining({ code: 'custom', path: ['reviews', 6, 'id'], message: expect.stringContaining('duplicate review id') }),
+      expect.objectContaining({ code: 'custom', path: ['analysis', 'per_review', analysedId, 'technicians', 1], message: expect.stringContaining('"Nobody Here"') }),
+    ]);
+  });
+
+  it('reports no reference as unknown when what it may name was refused by the schema', () => {
+    let analysedIndex = -1;
+    const issues = issuesAfter((input) => {
+      const analysed = firstAnalysed(input);
+      Object.assign(analysed.analysis, { technicians: ['Margaret Ellis'], services: ['direct-cremation'], problems: ['long-wait'], topics: ['veterans'] });
+      (input.analysis.faq[0] as { source_review_ids: string[] }).source_review_ids = [analysed.id];
+      analysedIndex = input.reviews.findIndex((review) => review.id === analysed.id);
+      (input.reviews[analysedIndex] as { id: unknown }).id = 42; // neither its per_review entry nor the FAQ names an unknown review
+      (input.business.technicians[0] as { role: string }).role = '';
+      (input.business.services[0] as { label: string }).label = '';
+      delete (input.analysis.taxonomy.problems[0] as { label?: string }).label;
+      (input.analysis.taxonomy as { topics: unknown }).topics = 'veterans';
+    });
+    expect(issues.map((issue) => [issue.code, issue.path])).toEqual([
+      ['too_small', ['business', 'services', 0, 'label']],
+      ['too_small', ['business', 'technicians', 0, 'role']],
+      ['invalid_type', ['reviews', analysedIndex, 'id']],
+      ['invalid_type', ['analysis', 'taxonomy', 'topics']],
+      ['invalid_type', ['analysis', 'taxonomy', 'problems', 0, 'label']],
+    ]);
+  });
+
+  it('checks what did parse around a part that did not: the other reviews, the other analyses', () => {
+    let analysedId = '';
+    const issues = issuesAfter((input) => {
+      const [first, second] = Object.keys(input.analysis.per_review);
+      analysedId = second!;
+      (input.analysis.per_review[first!] as { sentiment: string }).sentiment = 'ecstatic';
+      input.analysis.per_review[second!]!.services = ['embalming'];
+      (input.reviews[1] as { owner_reply: unknown }).owner_reply = { text: 'Thanks', date: '2020-01-01' };
+    });
+    expect(issues.map((issue) => [issue.code, issue.path])).toEqual([
+      ['invalid_value', ['analysis', 'per_review', expect.any(String), 'sentiment']],
+      ['custom', ['reviews', 1, 'owner_reply', 'date']],
+      ['custom', ['analysis', 'per_review', analysedId, 'services', 0]],
+    ]);
   });
 });
 

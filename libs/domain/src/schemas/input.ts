@@ -67,3 +67,4 @@ export type DatasetInput = z.infer<typeof DatasetInput>;
 export type Analysis = z.infer<typeof Analysis>;
 export type Taxonomy = z.infer<typeof Taxonomy>;
 export type FaqEntry = z.infer<typeof FaqEntry>;
+export type LabelledId = z.infer<typeof LabelledId>;

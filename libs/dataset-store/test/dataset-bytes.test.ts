@@ -1,0 +1,44 @@
+import { describe, expect, it } from '@jest/globals';
+import { NotDatasetJson, parseDatasetJson } from '@reviews/dataset-store/dataset-bytes';
+
+/** The issue parseDatasetJson refuses `bytes` with. */
+function refusal(bytes: Uint8Array) {
+  try {
+    parseDatasetJson(bytes);
+  } catch (error) {
+    if (error instanceof NotDatasetJson) return error.issue;
+    throw error;
+  }
+  throw new Error('expected the bytes to be refused');
+}
+
+/** `{"a":"` + 'é€😀' (2, 3 and 4 bytes, offsets 6-14) + `bad` + `"}`: the bad bytes start at byte 15. */
+const around = (bad: number[]) => Buffer.concat([Buffer.from('{"a":"é€😀'), Buffer.from(bad), Buffer.from('"}')]);
+
+describe('parseDatasetJson', () => {
+  it('parses UTF-8 JSON, with or without a byte order mark', () => {
+    expect(parseDatasetJson(Buffer.from('{"a":"é€😀"}'))).toEqual({ a: 'é€😀' });
+    expect(parseDatasetJson(Buffer.from('\uFEFF{"a":"é€😀"}'))).toEqual({ a: 'é€😀' });
+  });
+
+  it.each([
+    ['a Latin-1 byte', [0xe9, 0x41]],
+    ['a lone continuation byte', [0x80]],
+    ['an overlong encoding', [0xc0, 0xaf]],
+    ['an overlong three-byte form', [0xe0, 0x80, 0xaf]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['a code point above U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+    ['a byte UTF-8 never uses', [0xff]],
+    ['a sequence cut short', [0xe2, 0x82]],
+  ])('refuses %s, naming the byte offset where it starts', (_, bad) => {
+    expect(refusal(around(bad))).toEqual({ code: 'invalid_utf8', path: [], message: `not valid UTF-8: malformed byte sequence at byte offset 15 (0x${bad[0]!.toString(16).toUpperCase()}); save the file as UTF-8` });
+  });
+
+  it('refuses a sequence cut short by the end of the file', () => {
+    expect(refusal(Buffer.from([0x7b, 0xf0, 0x9f, 0x98])).message).toContain('at byte offset 1 (0xF0)');
+  });
+
+  it('refuses UTF-8 that is not JSON', () => {
+    expect(refusal(Buffer.from('{"a":'))).toEqual({ code: 'invalid_json', path: [], message: expect.stringMatching(/^not valid JSON: /) });
+  });
+});
