@@ -103,11 +103,6 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   try {
     nc = await connect({ ...natsConnectOptions(servers), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (error) {
-    // The client refuses a server URL it cannot parse before dialling anything: the configuration is wrong, NATS may be fine.
-    if ((error as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
-      io.err(new ConfigError([`NATS_URL: not a valid server URL (${displayedServers(servers)})`]).message);
-      return PUBLISH_EXIT.usage;
-    }
     io.err(`cannot reach NATS at ${displayedServers(servers)}: ${(error as Error).message}; nothing published`);
     return PUBLISH_EXIT.natsUnavailable;
   }

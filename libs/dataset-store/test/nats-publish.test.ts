@@ -135,7 +135,7 @@ describe('dataset:publish CLI against a real nats-server', () => {
   it('reports a NATS_URL that is not a URL as a configuration error, not as NATS being unreachable', async () => {
     const result = await publish([join(nats.dir, 'valid.json')], { NATS_URL: 'http://x y' });
     expect(result.code).toBe(PUBLISH_EXIT.usage);
-    expect(result.err.join('\n')).toContain('NATS_URL: not a valid server URL (http://x y)');
+    expect(result.err.join('\n')).toContain('NATS_URL: "http://x y" is not a server URL');
     expect(result.err.join('\n')).not.toContain('cannot reach NATS');
   });
 });

@@ -32,19 +32,27 @@ export function natsConnectOptions(natsUrl: string): NatsConnectOptions {
   const tls = tlsUrls > 0 ? { tls: {} } : {};
   for (const server of entries) {
     const userinfo = USERINFO.exec(server);
-    if (!userinfo) {
-      servers.push(server);
-      continue;
-    }
+    const withoutCredentials = userinfo ? server.replace(USERINFO, '$1') : server;
+    if (!isServerUrl(withoutCredentials)) throw new Error(`"${withoutCredentials}" is not a server URL (nats://host:port, tls://host:port or host:port)`);
+    servers.push(withoutCredentials);
+    if (!userinfo) continue;
     const found = userinfo[2] as string;
     if (credentials !== undefined && credentials !== found) throw new Error('the server URLs carry different credentials; one connection has one identity');
     credentials = found;
-    servers.push(server.replace(USERINFO, '$1'));
   }
   if (credentials === undefined || credentials === '') return { servers, ...tls };
   const colon = credentials.indexOf(':');
   if (colon < 0) return { servers, token: decode(credentials), ...tls };
   return { servers, user: decode(credentials.slice(0, colon)), pass: decode(credentials.slice(colon + 1)), ...tls };
+}
+
+/** A server as nats.js reads one: a URL with a host, its scheme optional (`host:port`). */
+function isServerUrl(server: string): boolean {
+  try {
+    return new URL(server.includes('://') ? server : `nats://${server}`).hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 function decode(part: string): string {

@@ -19,7 +19,10 @@ describe('NATS_URL as connection options', () => {
     ['nats://a:%E0%A4%A@x:4222', 'the credentials in a server URL are not valid percent-encoding'],
     ['tls://a:4222,nats://b:4222', 'the server URLs mix tls:// with other schemes; one connection either requires TLS or does not'],
     ['tls://a:4222,b:4222', 'the server URLs mix tls:// with other schemes; one connection either requires TLS or does not'],
-  ])('%s is refused at start, naming NATS_URL', (url, message) => {
+    ['http://x y', '"http://x y" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+    ['nats://a:4222,nats://', '"nats://" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+    ['nats://reader:s3cret@a:99999', '"nats://a:99999" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+  ])('%s is refused at start, naming NATS_URL (never its credentials)', (url, message) => {
     expect(() => loadConfig({ NATS_URL: url })).toThrow(new ConfigError([`NATS_URL: ${message}`]));
   });
 
