@@ -1,3 +1,4 @@
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
@@ -10,6 +11,16 @@ import { rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
 
 /** The SDK transport's bound: the 64 KiB body limit alone would let one POST run thousands of tool calls. */
 export const MAX_BATCH_MESSAGES = 100;
+
+/**
+ * What the responses of one batch may add up to: room for several of the largest results (every review, ~470 KB
+ * on the sample dataset), where 13 KB of get_reviews_since calls with distinct dates drew 47 MB and a second of
+ * CPU. Once spent, the remaining requests are refused without running: a batch's response is at most this plus
+ * the one response that spent it.
+ */
+export const MAX_BATCH_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** The server-defined JSON-RPC error (-32000 to -32099) of a request refused because its batch's budget is spent. */
+export const BATCH_RESPONSE_TOO_LARGE = -32010;
 
 export type BatchResponse = JSONRPCResponse | RpcErrorResponse;
 
@@ -44,19 +55,22 @@ export function parseBatch(body: readonly unknown[]): { readonly elements: Batch
   return { elements };
 }
 
+/** How a batch's requests are answered besides by the server. */
+export interface BatchAnswerers {
+  /** The gateway's own answer to a request, as JSON text (a refusal, a memoized tool result); null leaves it to the server. */
+  readonly own: (request: JSONRPCRequest) => Buffer | null;
+  /** Sees each answer the gateway did not give through `own`: the server's, and refusals for the spent budget. */
+  readonly observe: (request: JSONRPCRequest, response: BatchResponse) => void;
+}
+
 /**
- * The responses to the requests and invalid elements of a batch, in their order, from `server` (connected here;
- * the caller closes it).
- * `own` gives the gateway's own answer to a request, which then never reaches the server; `observe` sees each
- * answer the server gives. Messages go to the server one at a time, each request answered before the next
- * message, so a cancellation later in the batch finds nothing left to cancel and every request gets its response.
+ * The JSON text of the responses to the requests and invalid elements of a batch, in their order, from `server`
+ * (connected here; the caller closes it), at most MAX_BATCH_RESPONSE_BYTES of them and one more.
+ * Messages go to the server one at a time, each request answered before the next message, so a cancellation
+ * later in the batch finds nothing left to cancel and every request gets its response. The event loop turns
+ * between elements: a batch of expensive calls must not hold up other requests (liveness probes among them).
  */
-export async function answerBatch(
-  server: McpServer,
-  elements: readonly BatchElement[],
-  own: (request: JSONRPCRequest) => BatchResponse | null,
-  observe: (request: JSONRPCRequest, response: JSONRPCResponse) => void,
-): Promise<BatchResponse[]> {
+export async function answerBatch(server: McpServer, elements: readonly BatchElement[], { own, observe }: BatchAnswerers): Promise<Buffer[]> {
   const [client, serverSide] = InMemoryTransport.createLinkedPair();
   const waiting = new Map<RequestId, (response: JSONRPCResponse) => void>();
   client.onmessage = (message) => {
@@ -64,10 +78,23 @@ export async function answerBatch(
   };
   await server.connect(serverSide);
 
-  const responses: BatchResponse[] = [];
-  for (const element of elements) {
+  /** The server's answer to a request, as JSON text. */
+  async function ask(request: JSONRPCRequest): Promise<Buffer> {
+    const response = await new Promise<JSONRPCResponse>((resolve, reject) => {
+      waiting.set(request.id, resolve);
+      client.send(request).catch(reject);
+    });
+    waiting.delete(request.id);
+    observe(request, response);
+    return Buffer.from(JSON.stringify(response));
+  }
+
+  const responses: Buffer[] = [];
+  let responseBytes = 0;
+  for (const [index, element] of elements.entries()) {
+    if (index > 0) await eventLoopTurn();
     if ('invalid' in element) {
-      responses.push(element.invalid);
+      responses.push(Buffer.from(JSON.stringify(element.invalid)));
       continue;
     }
     const { message } = element;
@@ -75,18 +102,26 @@ export async function answerBatch(
       await client.send(message);
       continue;
     }
-    const answer = own(message);
-    if (answer !== null) {
-      responses.push(answer);
+    if (responseBytes >= MAX_BATCH_RESPONSE_BYTES) {
+      const refusal = rpcErrorResponse(
+        BATCH_RESPONSE_TOO_LARGE,
+        `Batch response too large: the responses to earlier requests of this batch reached its limit of ${MAX_BATCH_RESPONSE_BYTES} bytes, so this request was not run; send fewer calls per batch`,
+        message.id,
+      );
+      observe(message, refusal);
+      responses.push(Buffer.from(JSON.stringify(refusal)));
       continue;
     }
-    const response = await new Promise<JSONRPCResponse>((resolve, reject) => {
-      waiting.set(message.id, resolve);
-      client.send(message).catch(reject);
-    });
-    waiting.delete(message.id);
-    observe(message, response);
+    const response = own(message) ?? (await ask(message));
+    responseBytes += response.length;
     responses.push(response);
   }
   return responses;
+}
+
+const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map((text) => Buffer.from(text)) as [Buffer, Buffer, Buffer];
+
+/** A JSON array of the JSON texts given, as JSON.stringify would write the array of their values. */
+export function jsonArray(texts: readonly Buffer[]): Buffer {
+  return Buffer.concat([OPEN, ...texts.flatMap((text, index) => (index === 0 ? [text] : [COMMA, text])), CLOSE]);
 }

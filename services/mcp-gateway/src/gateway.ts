@@ -13,7 +13,7 @@ import {
 import { publicUrls } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
-import { answerBatch, parseBatch } from './batch.js';
+import { answerBatch, jsonArray, parseBatch } from './batch.js';
 import {
   acceptsMcpResponses,
   allowsBatches,
@@ -27,6 +27,7 @@ import {
   rpcError,
   rpcErrorResponse,
   sendJson,
+  sendJsonText,
   unsupportedVersionMessage,
   type BodyError,
   type RpcErrorResponse,
@@ -35,6 +36,7 @@ import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metri
 import { createOriginPolicy } from './origins.js';
 import { promptProblem } from './prompts.js';
 import { buildMcpServer, toolError } from './server.js';
+import { createMemoizedToolCalls, responseTail } from './memoized-tool-calls.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
 import { createToolCallFastPath } from './tool-call-fast-path.js';
@@ -52,7 +54,10 @@ export interface McpGatewayDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly snapshots: Pick<SnapshotFollower, 'current'>;
-  /** Tests only: false sends every request down the SDK path, so both paths' answers can be compared. */
+  /**
+   * Tests only: false has the SDK answer every tool call (no fast path, no memoized results in batches), so the
+   * answers with and without them can be compared.
+   */
   readonly toolCallFastPath?: false;
 }
 
@@ -74,7 +79,7 @@ class ToolCallObservingTransport extends StreamableHTTPServerTransport {
   }
 }
 
-function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (response: JSONRPCMessage) => void {
+function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (response: JSONRPCMessage | RpcErrorResponse) => void {
   if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return () => undefined;
   const name = message.params?.['name'];
   // Only known names become label values: arbitrary client input must not grow the series count.
@@ -101,6 +106,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const originAllowed = createOriginPolicy(config);
   const urls = publicUrls(config.BASE_URL);
   const gatewayMetrics = createGatewayMetrics(metrics);
+  const toolCalls = toolCallFastPath === false ? null : createMemoizedToolCalls(gatewayMetrics);
 
   /**
    * The protocol version of a request after initialize, once its session id verified; null after answering a
@@ -174,10 +180,18 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     }
     const batch = parseBatch(body);
     if ('refusal' in batch) return rpcError(res, 400, -32600, batch.refusal);
-    const server = buildMcpServer(snapshots.current(), urls);
+    // One snapshot for the whole batch, as for a single request: the server's and the memoized results' alike.
+    const snapshot = snapshots.current();
+    const server = buildMcpServer(snapshot, urls);
+    const own = (request: JSONRPCRequest): Buffer | null => {
+      const memoized = toolCalls?.(request, snapshot);
+      if (memoized) return Buffer.concat([memoized.head, responseTail(request.id)]);
+      const answer = ownAnswer(request);
+      return answer === null ? null : Buffer.from(JSON.stringify(answer));
+    };
     try {
-      const responses = await answerBatch(server, batch.elements, ownAnswer, (request, response) => toolCallObserver(request, gatewayMetrics)(response));
-      if (responses.length > 0) return sendJson(res, 200, responses);
+      const responses = await answerBatch(server, batch.elements, { own, observe: (request, response) => toolCallObserver(request, gatewayMetrics)(response) });
+      if (responses.length > 0) return sendJsonText(res, 200, jsonArray(responses));
       // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
       res.statusCode = 202;
       res.end();
@@ -275,7 +289,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   });
 
   const sdkPath: RequestHandler = (req, res) => void app(req, res);
-  const fastPath = toolCallFastPath === false ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, metrics: gatewayMetrics, logger });
+  const fastPath = toolCalls === null ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, toolCalls, logger });
   return (req, res) => {
     observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE, logger);
     inRequestSpan(res, () => (fastPath ? fastPath(req, res, sdkPath) : sdkPath(req, res)));

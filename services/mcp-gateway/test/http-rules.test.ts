@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
@@ -18,6 +19,47 @@ async function postWithoutBody(url: string, headers: Record<string, string>): Pr
   await once(socket, 'close');
   const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
   return { status: Number(head.split(' ')[1]), json: JSON.parse(body) };
+}
+
+interface RawAnswer {
+  readonly status: number;
+  /** Header lines, lower case. */
+  readonly headers: string[];
+  readonly json: unknown;
+}
+
+/**
+ * POSTs to `url` over a bare socket: these header lines, then what `send` writes (told whether the server has
+ * begun to answer). Resolves with what the server sent once it closed the connection, or null when it has not
+ * within `patienceMs` of `send` returning.
+ */
+async function postUntilClosed(
+  url: string,
+  headers: Record<string, string>,
+  send: (socket: Socket, answering: () => boolean) => Promise<void>,
+  patienceMs = 3000,
+): Promise<RawAnswer | null> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // Writing after the server closed fails (EPIPE, ECONNRESET); what it sent has been read.
+  socket.on('error', () => undefined);
+  const closed = new Promise<true>((resolve) => socket.once('close', () => resolve(true)));
+  const timeout = new AbortController();
+  try {
+    const lines = [`POST ${pathname} HTTP/1.1`, `Host: ${hostname}:${port}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    await send(socket, () => chunks.length > 0);
+    const gaveUp = delay(patienceMs, false, { signal: timeout.signal }).catch(() => false);
+    if (!(await Promise.race([closed, gaveUp]))) return null;
+  } finally {
+    timeout.abort();
+    socket.destroy();
+  }
+  const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  return { status: Number(statusLine.split(' ')[1]), headers: headerLines.map((line) => line.toLowerCase()), json: JSON.parse(body) };
 }
 
 describe('POST /mcp HTTP rules', () => {
@@ -161,6 +203,9 @@ describe('POST /mcp HTTP rules', () => {
     it.each([
       ['a charset other than UTF-8', json, { 'Content-Type': 'application/json; charset=latin1' }, 415, -32000, 'Unsupported Media Type: charset latin1 is not supported; send UTF-8 JSON'],
       ['an unknown UTF- charset', json, { 'Content-Type': 'application/json; charset=utf-99' }, 415, -32000, 'Unsupported Media Type: charset utf-99 is not supported; send UTF-8 JSON'],
+      // RFC 8259 §8.1: JSON exchanged between systems is UTF-8, whatever other UTF a decoder knows.
+      ['UTF-16LE', Buffer.from(json, 'utf16le'), { 'Content-Type': 'application/json; charset=utf-16le' }, 415, -32000, 'Unsupported Media Type: charset utf-16le is not supported; send UTF-8 JSON'],
+      ['UTF-7', json, { 'Content-Type': 'application/json; charset=UTF-7' }, 415, -32000, 'Unsupported Media Type: charset utf-7 is not supported; send UTF-8 JSON'],
       ['an unknown Content-Encoding', json, { 'Content-Encoding': 'bogus' }, 415, -32000, 'Unsupported Media Type: Content-Encoding bogus is not supported (gzip, deflate, br, zstd or identity)'],
       ['a body marked gzip that is not gzip', json, { 'Content-Encoding': 'gzip' }, 400, -32000, 'Bad Request: the body is not valid gzip'],
       ['a truncated gzip body', gzipSync(json).subarray(0, 12), { 'Content-Encoding': 'gzip' }, 400, -32000, 'Bad Request: the body is not valid gzip'],
@@ -170,6 +215,22 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.status).toBe(status);
       expect(response.headers.get('content-type')).toBe('application/json');
       expect(response.json).toEqual({ jsonrpc: '2.0', error: { code, message }, id: null });
+    });
+
+    it('answers a body that is not valid UTF-8 with 400 -32700, and serves valid UTF-8 with the charset named in any case', async () => {
+      const faqQuery = (query: Buffer) =>
+        Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_faq","arguments":{"query":"'), query, Buffer.from('"}}}')]);
+      const notUtf8 = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid UTF-8, which JSON text must be (RFC 8259 §8.1)' }, id: null };
+      for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/json; Charset=UTF-8']) {
+        const served = await post(gateway.url, faqQuery(Buffer.from('café ☕')), { ...session(), 'Content-Type': contentType });
+        expect(served.status).toBe(200);
+        expect(served.json).toMatchObject({ id: 3, result: { structuredContent: { faq: expect.any(Array) } } });
+        // A lone 0xff, a truncated sequence, an overlong "/", a UTF-16 surrogate: each would have become U+FFFD.
+        for (const bytes of [[0xff], [0x63, 0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+          const refused = await post(gateway.url, faqQuery(Buffer.from(bytes)), { ...session(), 'Content-Type': contentType });
+          expect([refused.status, refused.json]).toEqual([400, notUtf8]);
+        }
+      }
     });
 
     it.each([
@@ -317,6 +378,36 @@ describe('POST /mcp HTTP rules', () => {
     });
   });
 
+  describe('deeply nested messages', () => {
+    const tooDeep = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message nests arrays and objects more than 64 levels deep; no MCP message needs that many' }, id: null };
+    /** A response (client to server) whose objects nest exactly `levels` deep, the message itself included. */
+    const responseNesting = (levels: number) => `{"jsonrpc":"2.0","id":1,"result":${'{"a":'.repeat(levels - 2)}{}${'}'.repeat(levels - 2)}}`;
+    const deepToolCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_reviews","arguments":{"query":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
+    const deepError = `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","data":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
+    const batchHeaders = () => ({ 'Mcp-Session-Id': sessionId });
+
+    it('takes a message nested 64 levels deep and refuses one nested 65, alone or in a batch', async () => {
+      expect((await post(gateway.url, responseNesting(64), session())).status).toBe(202);
+      expect((await post(gateway.url, `[${responseNesting(64)},${responseNesting(64)}]`, batchHeaders())).status).toBe(202);
+      for (const [body, headers] of [[responseNesting(65), session()], [`[${responseNesting(64)},${responseNesting(65)}]`, batchHeaders()]] as const) {
+        const response = await post(gateway.url, body, headers);
+        expect([response.status, response.json]).toEqual([400, tooDeep]);
+      }
+    });
+
+    // Nested thousands of levels, these overflowed the SDK's stack: a 400 Parse error quoting the RangeError, or in a batch a 500.
+    it.each([
+      ['a response', responseNesting(5000), session],
+      ['an error response', deepError, session],
+      ['a tools/call of nested arguments', deepToolCall, session],
+      ['a batch holding a response', `[${responseNesting(5000)}]`, batchHeaders],
+      ['a batch holding a tools/call of nested arguments', `[${deepToolCall}]`, batchHeaders],
+    ])('refuses %s nested 5000 levels deep with 400 -32600 saying so', async (_label, body, headers) => {
+      const response = await post(gateway.url, body, headers());
+      expect([response.status, response.json]).toEqual([400, tooDeep]);
+    });
+  });
+
   it('answers resources/read of an unknown URI with -32002 and the plain message, which clients prefix themselves', async () => {
     const uri = 'https://reviews.example.com/secrets.json';
     const response = await post(gateway.url, { jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri } }, session());
@@ -366,6 +457,33 @@ describe('POST /mcp HTTP rules', () => {
     const response = await post(gateway.url, body, session());
     expect(response.status).toBe(413);
     expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining(String(MAX_BODY_BYTES)) } });
+  });
+
+  describe('a body over the limit', () => {
+    const tooLarge = { jsonrpc: '2.0', error: { code: -32600, message: `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes` }, id: null };
+    const headers = () => ({ ...MCP_HEADERS, ...session() });
+
+    it('answers a declared Content-Length over the limit with 413 at once and closes the connection without reading the body', async () => {
+      const answer = await postUntilClosed(gateway.url, { ...headers(), 'Content-Length': '10000000000' }, async (socket) => {
+        socket.write('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"');
+      });
+      expect(answer).toEqual({ status: 413, headers: expect.arrayContaining(['connection: close']), json: tooLarge });
+    });
+
+    it('stops reading a chunked body once it passes the limit: 413, and the connection closes while the client still sends', async () => {
+      const chunk = Buffer.from(`1000\r\n${' '.repeat(0x1000)}\r\n`);
+      const giveUpAfter = 64 * MAX_BODY_BYTES;
+      let sent = 0;
+      const answer = await postUntilClosed(gateway.url, { ...headers(), 'Transfer-Encoding': 'chunked' }, async (socket, answering) => {
+        // Never the last chunk: a server reading to the end of the body never answers.
+        for (; sent < giveUpAfter && !answering() && !socket.destroyed; sent += 0x1000) {
+          socket.write(chunk);
+          await delay(1);
+        }
+      });
+      expect(answer).toEqual({ status: 413, headers: expect.arrayContaining(['connection: close']), json: tooLarge });
+      expect(sent).toBeLessThan(giveUpAfter);
+    });
   });
 
   it.each(['GET', 'DELETE', 'PUT'])('answers %s with 405, Allow: POST, OPTIONS and a JSON-RPC error', async (method) => {

@@ -8,6 +8,7 @@ import { createMcpGateway, MAX_BODY_BYTES } from '@reviews/mcp-gateway';
 import { createGatewayMetrics } from '@reviews/mcp-gateway/metrics';
 import { createSessionIds } from '@reviews/mcp-gateway/session-id';
 import { createOriginPolicy } from '@reviews/mcp-gateway/origins';
+import { createMemoizedToolCalls } from '@reviews/mcp-gateway/memoized-tool-calls';
 import { createToolCallFastPath } from '@reviews/mcp-gateway/tool-call-fast-path';
 import { BASE_URL, fixtureSnapshot, PROTOCOL_VERSION, SECRET } from './helpers.js';
 
@@ -81,7 +82,7 @@ describe('tools/call fast path', () => {
       sessions: createSessionIds(SECRET),
       originAllowed: createOriginPolicy(config),
       snapshots: deps.snapshots,
-      metrics: createGatewayMetrics(createMetrics()),
+      toolCalls: createMemoizedToolCalls(createGatewayMetrics(createMetrics())),
       logger,
     });
     const countingFallback: RequestHandler = (req, res) => {
@@ -137,6 +138,16 @@ describe('tools/call fast path', () => {
       expect(taken).toBe(true);
       expect(answer.status).toBe(200);
       expect(answer.headers).toContain(`Mcp-Session-Id: ${sessionId}`);
+    }
+  });
+
+  // Batches (2025-03-26) answer their tool calls from the same memo; without the fast path the SDK answers each.
+  it('answers a batch of every call above byte for byte as the SDK path, memoized or not', async () => {
+    const batch = `[${answered.map(([, body]) => body).join(',')}]`;
+    for (let round = 0; round < 2; round += 1) {
+      const { answer } = await compare(batch, headers({ 'MCP-Protocol-Version': '2025-03-26' }));
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toHaveLength(answered.length);
     }
   });
 
@@ -206,6 +217,12 @@ describe('tools/call fast path', () => {
     const notGzip = await compare(call(31, 'get_faq', {}), headers({ 'Content-Encoding': 'gzip' }));
     expect(notGzip.answer.status).toBe(400);
     expect(JSON.parse(notGzip.answer.body)).toMatchObject({ error: { message: 'Bad Request: the body is not valid gzip' } });
+    const notUtf8 = await compare(Buffer.from(call(32, 'get_faq', { query: 'caf\xe9' }), 'latin1'), headers());
+    expect(notUtf8.answer.status).toBe(400);
+    expect(JSON.parse(notUtf8.answer.body)).toMatchObject({ error: { code: -32700, message: expect.stringContaining('not valid UTF-8') } });
+    const nested = await compare(call(33, 'search_reviews', { query: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) as unknown }), headers());
+    expect(nested.answer.status).toBe(400);
+    expect(JSON.parse(nested.answer.body)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('more than 64 levels deep') } });
   });
 
   it('leaves a tool that throws to the SDK path, which answers its error result', async () => {

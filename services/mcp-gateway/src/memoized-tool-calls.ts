@@ -1,0 +1,81 @@
+import { CallToolResultSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Snapshot } from '@reviews/domain';
+import { BoundedLru } from '@reviews/runtime';
+import { invalidParams } from './http-rules.js';
+import type { GatewayMetrics } from './metrics.js';
+import { inToolSpan, runTool } from './server.js';
+import { parseArguments, TOOLS_BY_NAME, type ToolDefinition } from './tools.js';
+
+const MAX_MEMO_ENTRIES = 1000;
+const MAX_MEMO_BYTES = 16 * 1024 * 1024;
+/** The only params answered here: the SDK gives `_meta` (progress tokens, related tasks) and `task` a meaning. */
+const PLAIN_PARAMS = new Set(['name', 'arguments']);
+
+/** A CallToolResult exactly as the SDK path serializes it, as the response up to the request id (responseTail ends it). */
+export interface SerializedResult {
+  /** `{"result":<result>,"jsonrpc":"2.0","id":` in UTF-8: encoding tens of KiB per request was the fast path's largest cost. */
+  readonly head: Buffer;
+  readonly isError: boolean;
+}
+
+/**
+ * The serialized result of a `tools/call` request on `snapshot`, counted in `mcp_tool_calls_total` and traced as
+ * the SDK path does; null for a request the SDK path must answer (anything but plain valid arguments of a known
+ * tool on a loaded snapshot, a result the SDK would refuse, a tool that throws).
+ */
+export type MemoizedToolCalls = (request: JSONRPCRequest, snapshot: Snapshot | null) => SerializedResult | null;
+
+/** The rest of a response whose SerializedResult was sent: the request's id as the SDK writes it, and the closing brace. */
+export function responseTail(id: RequestId): Buffer {
+  return Buffer.from(`${JSON.stringify(id)}}`);
+}
+
+/**
+ * Tool results answered byte for byte as the SDK path answers them, memoized per dataset version. One instance
+ * serves the tools/call fast path and the tool calls of batches (docs/adr/0008-mcp-tool-call-fast-path.md).
+ */
+export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCalls {
+  // Serialized results per dataset version: a swap starts a fresh memo, the old one goes with its snapshot.
+  const memos = new WeakMap<Snapshot, BoundedLru<SerializedResult>>();
+
+  /** Tool result on a memo miss, validated and transformed as the SDK does; null where the SDK would answer an error. */
+  function serialize(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
+    const result = runTool(tool, snapshot, args);
+    // McpServer validates structuredContent against the output schema; Server then parses the whole result.
+    if (!result.isError && !tool.output.safeParse(result.structuredContent).success) return null;
+    const sent = CallToolResultSchema.safeParse(result);
+    // The order of JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds its response.
+    return sent.success ? { head: Buffer.from(`{"result":${JSON.stringify(sent.data)},"jsonrpc":"2.0","id":`), isError: sent.data.isError === true } : null;
+  }
+
+  function memoized(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
+    let memo = memos.get(snapshot);
+    if (!memo) memos.set(snapshot, (memo = new BoundedLru<SerializedResult>(MAX_MEMO_ENTRIES, MAX_MEMO_BYTES, (entry) => entry.head.length)));
+    // Parsed arguments list their fields in schema order, so equal arguments give equal keys.
+    const key = `${tool.name}\n${JSON.stringify(args)}`;
+    const hit = memo.get(key);
+    if (hit) return hit;
+    const entry = serialize(tool, snapshot, args);
+    if (entry) memo.set(key, entry);
+    return entry;
+  }
+
+  return (request, snapshot) => {
+    if (request.method !== 'tools/call' || !Object.keys(request.params ?? {}).every((key) => PLAIN_PARAMS.has(key)) || invalidParams(request) !== null) return null;
+    const name = request.params?.['name'];
+    const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
+    if (!tool || !snapshot) return null;
+    // Invalid arguments get the SDK path's isError result (the gateway's ownAnswer).
+    const args = parseArguments(tool, request.params?.['arguments']);
+    if (!args.ok) return null;
+    let result: SerializedResult | null;
+    try {
+      result = inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.value));
+    } catch {
+      // A tool that throws: McpServer turns that into an isError result, so the SDK path answers it.
+      return null;
+    }
+    if (result) metrics.toolCalls.inc({ tool: tool.name, outcome: result.isError ? 'error' : 'ok' });
+    return result;
+  };
+}
