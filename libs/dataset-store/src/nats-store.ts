@@ -158,11 +158,28 @@ export class NatsDatasetStore {
     }
   }
 
-  /** Keep the newest RETAINED_VERSIONS objects (always the current one); delete the rest. */
+  /**
+   * Keep the objects of the last RETAINED_VERSIONS versions the pointer named (the current one first),
+   * the ones a lagging replica may still fetch; delete the rest. Publish order comes from the pointer's
+   * history, not from object times: a version published again reuses its object, whose time is that of
+   * its first upload, and it must not be the one deleted. Objects older than the history go by time.
+   */
   private async pruneOldVersions(currentObject: string): Promise<void> {
-    const stored = (await this.buckets.objects.list()).filter((info) => !info.deleted && info.name !== currentObject);
-    stored.sort((a, b) => Date.parse(b.mtime) - Date.parse(a.mtime));
-    for (const stale of stored.slice(RETAINED_VERSIONS - 1)) {
+    const recent = [currentObject];
+    const history: string[] = [];
+    for await (const entry of await this.buckets.pointers.history({ key: POINTER_KEY })) {
+      const read = entry.operation === 'PUT' ? readPointer(entry) : null;
+      if (read?.ok) history.push(read.pointer.object);
+    }
+    // The history runs oldest first.
+    for (const object of history.reverse()) if (!recent.includes(object)) recent.push(object);
+    const stored = (await this.buckets.objects.list()).filter((info) => !info.deleted);
+    const byPublishOrder = (name: string) => {
+      const index = recent.indexOf(name);
+      return index === -1 ? recent.length : index;
+    };
+    stored.sort((a, b) => byPublishOrder(a.name) - byPublishOrder(b.name) || Date.parse(b.mtime) - Date.parse(a.mtime));
+    for (const stale of stored.slice(RETAINED_VERSIONS)) {
       await this.buckets.objects.delete(stale.name);
     }
   }

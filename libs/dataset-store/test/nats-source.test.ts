@@ -204,6 +204,18 @@ describe('NATS dataset store and source (real nats-server)', () => {
     const current = await pointers.get(POINTER_KEY);
     expect(names).toContain((current!.json() as DatasetPointer).object);
   });
+
+  it('keeps the objects of the last five versions in publish order: a version published again is recent, whatever its object\'s age', async () => {
+    const objectOf = async (seed: number) => (await store.publish(buildDataset({ reviews: 5, seed }))).pointer.object;
+    const published = [];
+    for (let seed = 20; seed < 26; seed++) published.push(await objectOf(seed));
+    // seed 21 again: its object is reused, uploaded before seeds 22-25; then one more version.
+    const again = await objectOf(21);
+    const last = await objectOf(26);
+    const kept = new Set((await objects.list()).filter((o) => !o.deleted).map((o) => o.name));
+    expect(again).toBe(published[1]);
+    expect([...kept].sort()).toEqual([last, again, published[5], published[4], published[3]].sort());
+  });
 });
 
 describe('NATS server credentials', () => {
