@@ -1,5 +1,7 @@
 /** Conditional request evaluation for GET/HEAD, RFC 9110 §13. */
 
+import { isFieldName } from './field-names.js';
+
 const ENTITY_TAG = /(W\/)?"([^"]*)"/g;
 
 /** If-None-Match uses weak comparison (§13.1.2): `W/"x"` matches `"x"`; `*` matches any current representation. */
@@ -46,8 +48,9 @@ const FIFTY_YEARS_MS = 50 * 365.25 * 24 * 3600 * 1000;
 export function parseHttpDate(value: string, now = Date.now()): number | null {
   const trimmed = value.trim();
   if (HTTP_DATE[1]!.test(trimmed)) return rfc850Date(trimmed, now);
-  if (!HTTP_DATE[0]!.test(trimmed) && !HTTP_DATE[2]!.test(trimmed)) return null;
-  const ms = Date.parse(HTTP_DATE[2]!.test(trimmed) ? `${trimmed} GMT` : trimmed);
+  const asctime = HTTP_DATE[2]!.test(trimmed);
+  if (!asctime && !HTTP_DATE[0]!.test(trimmed)) return null;
+  const ms = Date.parse(asctime ? `${trimmed} GMT` : trimmed);
   return Number.isNaN(ms) ? null : ms;
 }
 
@@ -60,21 +63,15 @@ function rfc850Date(value: string, now: number): number | null {
   return ms - now > FIFTY_YEARS_MS ? withYear(century - 100 + twoDigits) : ms;
 }
 
-const LOWER_CASE_BIT = 0x20;
-
 /**
  * Whether the field `lowerCaseName` comes on more than one line. node:http keeps only the first line
  * of a repeated If-Modified-Since or If-Unmodified-Since, where a field with more than one member
- * must be ignored (§13.1.3, §13.1.4). Walks the raw names without copying them.
+ * must be ignored (§13.1.3, §13.1.4).
  */
 export function isRepeatedField(rawHeaders: readonly string[], lowerCaseName: string): boolean {
   let seen = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== lowerCaseName.length) continue;
-    let same = true;
-    for (let k = 0; k < name.length && same; k++) same = (name.charCodeAt(k) | LOWER_CASE_BIT) === (lowerCaseName.charCodeAt(k) | LOWER_CASE_BIT);
-    if (same && ++seen > 1) return true;
+    if (isFieldName(rawHeaders[i]!, lowerCaseName) && ++seen > 1) return true;
   }
   return false;
 }

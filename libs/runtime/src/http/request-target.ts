@@ -5,6 +5,7 @@
  */
 
 import type { Issue } from '@reviews/domain';
+import { isFieldName } from './field-names.js';
 
 /** Why a request target is refused with 400. A target that is served is returned as a plain string, allocating nothing. */
 export class TargetRefusal {
@@ -181,17 +182,6 @@ function isServerAuthority(authority: string): boolean {
   return authority.length > 0 && authority.charCodeAt(0) !== COLON && HOST_FIELD.test(authority);
 }
 
-/** `Host` in any letter case, compared without making a lower-cased copy of every header name. */
-function isHostName(name: string): boolean {
-  return (
-    name.length === 4 &&
-    (name.charCodeAt(0) | LOWER_CASE_BIT) === 104 &&
-    (name.charCodeAt(1) | LOWER_CASE_BIT) === 111 &&
-    (name.charCodeAt(2) | LOWER_CASE_BIT) === 115 &&
-    (name.charCodeAt(3) | LOWER_CASE_BIT) === 116
-  );
-}
-
 /**
  * Why a request's Host fields are refused, or null when they are fine: an HTTP/1.1 request needs
  * exactly one, and any request with one needs a valid value (RFC 9112 §3.2). `lastValid` remembers
@@ -200,7 +190,7 @@ function isHostName(name: string): boolean {
 export function hostFieldProblem(rawHeaders: readonly string[], httpVersion: string, lastValid: { value: string }): string | null {
   let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (!isHostName(rawHeaders[i]!)) continue;
+    if (!isFieldName(rawHeaders[i]!, 'host')) continue;
     if (value !== undefined) return 'The request has more than one Host header field.';
     value = rawHeaders[i + 1]!;
   }
