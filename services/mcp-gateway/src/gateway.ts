@@ -79,11 +79,15 @@ class ToolCallObservingTransport extends StreamableHTTPServerTransport {
   }
 }
 
+/** The `tool` label of a tools/call: only known names become label values, so client input cannot grow the series count. */
+function toolLabel(request: JSONRPCRequest): string {
+  const name = request.params?.['name'];
+  return typeof name === 'string' && TOOLS_BY_NAME.has(name) ? name : 'unknown';
+}
+
 function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (response: JSONRPCMessage | RpcErrorResponse) => void {
   if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return () => undefined;
-  const name = message.params?.['name'];
-  // Only known names become label values: arbitrary client input must not grow the series count.
-  const tool = typeof name === 'string' && TOOLS_BY_NAME.has(name) ? name : 'unknown';
+  const tool = toolLabel(message);
   return (response) => {
     if (!('id' in response) || response.id !== message.id) return;
     const failed = isJSONRPCErrorResponse(response) || ('result' in response && response.result['isError'] === true);
@@ -141,10 +145,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     const problem = invalidParams(request) ?? namedProblem(request);
     const answer = problem === null ? refusedArguments(request) : rpcErrorResponse(-32602, problem, request.id);
     // A tools/call answered here is still a failed tool call for the dashboards: of its tool when it names a known one.
-    if (answer !== null && request.method === 'tools/call') {
-      const named = request.params?.['name'];
-      gatewayMetrics.toolCalls.inc({ tool: typeof named === 'string' && TOOLS_BY_NAME.has(named) ? named : 'unknown', outcome: 'error' });
-    }
+    if (answer !== null && request.method === 'tools/call') gatewayMetrics.toolCalls.inc({ tool: toolLabel(request), outcome: 'error' });
     return answer;
   }
 
