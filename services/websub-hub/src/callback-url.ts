@@ -10,11 +10,10 @@ export function withHubParams(callback: string, params: Record<string, string>):
 }
 
 /**
- * What the per-callback-host rate limit keys on: the host alone, as the URL parser writes it (lower
- * case, IDNs in punycode, one spelling per IP address), without a trailing dot. Another port or
- * spelling of the same host must not open a fresh budget.
+ * What the per-callback-host rate limit keys on: the host alone, as the URL parser writes its
+ * `hostname` (lower case, IDNs in punycode, one spelling per IP address), without a trailing dot.
+ * Another port or spelling of the same host must not open a fresh budget.
  */
-export function callbackHostKey(callback: string): string {
-  const { hostname } = new URL(callback);
+export function callbackHostKey(hostname: string): string {
   return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
 }

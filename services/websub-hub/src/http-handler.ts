@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
-import { callbackHostKey } from './callback-url.js';
 import { clientAddress, clientKey } from './client-address.js';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
@@ -95,7 +94,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     return text(res, 400, parsed.message);
   }
   const { request } = parsed;
-  const host = deps.limitCallbackHost(requester, callbackHostKey(request.callback));
+  const host = deps.limitCallbackHost(requester, request.callbackHostKey);
   if (!host.allowed) {
     metrics.requests.inc({ mode: request.mode, outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(host.retryAfterSeconds));

@@ -1,6 +1,7 @@
 import type { TopicName } from '@reviews/domain';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { callbackHostKey } from './callback-url.js';
 import { isDnsName } from './host-name.js';
 import type { TopicIndex } from './topic-index.js';
 
@@ -17,6 +18,8 @@ export interface HubRequest {
   readonly topicUrl: string;
   readonly callback: string;
   readonly callbackHost: string;
+  /** The callback's host as the per-callback-host rate limit keys it (callbackHostKey). */
+  readonly callbackHostKey: string;
   /** As requested (subscribe only); the hub clamps it. */
   readonly leaseSeconds: number | null;
   readonly secret: string | null;
@@ -92,10 +95,10 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
     }
   }
 
-  return { ok: true, request: { mode, topic, topicUrl, callback: callback.url, callbackHost: callback.host, leaseSeconds, secret } };
+  return { ok: true, request: { mode, topic, topicUrl, callback: callback.url, callbackHost: callback.host, callbackHostKey: callback.hostKey, leaseSeconds, secret } };
 }
 
-type CallbackCheck = { ok: true; url: string; host: string } | { ok: false; message: string };
+type CallbackCheck = { ok: true; url: string; host: string; hostKey: string } | { ok: false; message: string };
 
 function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   if (raw.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters` };
@@ -119,7 +122,7 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   const literal = ipLiteral(url.hostname);
   if (literal === null && !isDnsName(url.hostname)) return { ok: false, message: `host ${url.hostname} is not a valid DNS name` };
   if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
-  return { ok: true, url: url.href, host: url.host };
+  return { ok: true, url: url.href, host: url.host, hostKey: callbackHostKey(url.hostname) };
 }
 
 const WHITESPACE_MESSAGE = 'must not contain whitespace or control characters';
