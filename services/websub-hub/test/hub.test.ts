@@ -27,6 +27,7 @@ import {
   type LogLine,
   type Received,
   type RunningHub,
+  type TestHubOptions,
   type TestPki,
 } from './support.js';
 
@@ -95,6 +96,18 @@ function heldUntilReleased(): { held: Promise<void>; release: () => void } {
   let release = (): void => undefined;
   const held = new Promise<void>((resolve) => (release = resolve));
   return { held, release };
+}
+
+/** A hub of one test's own, with its own limits (and environment), stopped and its directory removed after `run`. */
+async function withOwnHub(options: Pick<TestHubOptions, 'env' | 'limits'>, run: (running: RunningHub) => Promise<void>): Promise<void> {
+  const dir2 = await tempDir('websub-own-');
+  const running = await startHub({ pki, dataDir: dir2.path, follower, ...options });
+  try {
+    await run(running);
+  } finally {
+    await running.stop();
+    await dir2.remove();
+  }
 }
 
 /** Wait until the hub finished processing a verification it sent to `name` (metrics are bumped after the answer). */
@@ -703,37 +716,26 @@ describe('abuse limits', () => {
   });
 });
 
-describe('the callback host the rate limit keys on', () => {
+describe('the callback host budget', () => {
   it('is the host alone: another port or spelling of it shares its budget', async () => {
-    const dir2 = await tempDir('websub-host-key-');
     const otherPort = await Subscriber.start(pki);
-    const running = await startHub({ pki, dataDir: dir2.path, follower, limits: { perCallbackHost: { burst: 1, perMinute: 1 } } });
     try {
-      const statuses = [];
-      for (const callback of [subscriber.url('host-key', '', '127.0.0.1'), otherPort.url('host-key', '', '127.0.0.1'), subscriber.url('host-key'), otherPort.url('host-key', '', 'LOCALHOST.')]) {
-        statuses.push((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status);
-      }
-      expect(statuses).toEqual([202, 429, 202, 429]);
-      expect(otherPort.requests('host-key')).toEqual([]);
+      await withOwnHub({ limits: { perCallbackHost: { burst: 1, perMinute: 1 } } }, async (running) => {
+        const statuses = [];
+        for (const callback of [subscriber.url('host-key', '', '127.0.0.1'), otherPort.url('host-key', '', '127.0.0.1'), subscriber.url('host-key'), otherPort.url('host-key', '', 'LOCALHOST.')]) {
+          statuses.push((await running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': callback })).status);
+        }
+        expect(statuses).toEqual([202, 429, 202, 429]);
+        expect(otherPort.requests('host-key')).toEqual([]);
+      });
     } finally {
-      await running.stop();
       await otherPort.close();
-      await dir2.remove();
     }
   });
-});
 
-describe('the callback host budget', () => {
   it('is per client: one address spending its budget for a host shuts no other out, and all together are held to the host-wide budget', async () => {
-    const dir2 = await tempDir('websub-host-budget-');
-    const running = await startHub({
-      pki,
-      dataDir: dir2.path,
-      follower,
-      env: { WEBSUB_TRUSTED_PROXY_HOPS: '1' },
-      limits: { perCallbackHost: { burst: 1, perMinute: 1 }, perCallbackHostTotal: { burst: 3, perMinute: 1 } },
-    });
-    try {
+    const limits = { perCallbackHost: { burst: 1, perMinute: 1 }, perCallbackHostTotal: { burst: 3, perMinute: 1 } };
+    await withOwnHub({ env: { WEBSUB_TRUSTED_PROXY_HOPS: '1' }, limits }, async (running) => {
       const statuses = [];
       for (const [client, name] of [['203.0.113.1', 'budget-a1'], ['203.0.113.1', 'budget-a2'], ['203.0.113.2', 'budget-b'], ['203.0.113.3', 'budget-c'], ['203.0.113.4', 'budget-d']] as const) {
         const form = { 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) };
@@ -742,10 +744,7 @@ describe('the callback host budget', () => {
       expect(statuses).toEqual([202, 429, 202, 202, 429]);
       expect(subscriber.requests('budget-a2')).toEqual([]);
       expect(subscriber.requests('budget-d')).toEqual([]);
-    } finally {
-      await running.stop();
-      await dir2.remove();
-    }
+    });
   });
 });
 
@@ -761,16 +760,7 @@ describe('the client address rate limits key on', () => {
   }
   const numbered = (count: number, entry: (n: number) => string) => Array.from({ length: count }, (_, i) => entry(i + 1));
 
-  async function withHub(env: Record<string, string>, run: (running: RunningHub) => Promise<void>): Promise<void> {
-    const dir2 = await tempDir('websub-xff-');
-    const running = await startHub({ pki, dataDir: dir2.path, follower, env, limits: { perClient: { burst: 3, perMinute: 1 } } });
-    try {
-      await run(running);
-    } finally {
-      await running.stop();
-      await dir2.remove();
-    }
-  }
+  const withHub = (env: Record<string, string>, run: (running: RunningHub) => Promise<void>) => withOwnHub({ env, limits: { perClient: { burst: 3, perMinute: 1 } } }, run);
 
   it('is the connecting address by default: X-Forwarded-For cannot pick a fresh identity per request', async () => {
     await withHub({}, async (running) => {
