@@ -148,8 +148,8 @@ describe('extra volumes', () => {
 
   it.each([
     ['a mount of a volume nobody defined', { services: { readApi: { extraVolumeMounts: [caMount] } } }, 'services.readApi.extraVolumeMounts: volume "extra-ca" is not defined in services.readApi.extraVolumes'],
-    ['a volume named like the chart’s own', { seed: { extraVolumes: [{ name: 'tmp', emptyDir: {} }] } }, 'seed.extraVolumes: the name "tmp" is taken by the chart\'s own emptyDirs (tmp, data); choose another'],
-    ['a mount over the chart’s own', { services: { mcpGateway: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca', mountPath: '/app/.data' }] } } }, 'services.mcpGateway.extraVolumeMounts: /app/.data is already mounted by the chart (an emptyDir)'],
+    ['a volume named like the chart’s own', { seed: { extraVolumes: [{ name: 'tmp', emptyDir: {} }] } }, 'seed.extraVolumes: the name "tmp" is taken by the chart\'s own volumes (tmp, data, nats-creds, nats-tls); choose another'],
+    ['a mount over the chart’s own', { services: { mcpGateway: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca', mountPath: '/app/.data' }] } } }, 'services.mcpGateway.extraVolumeMounts: /app/.data is already mounted by the chart'],
     ['a mount without a path', { services: { readApi: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca' }] } } }, 'services.readApi.extraVolumeMounts.0: mountPath is required'],
   ])('refuses %s', async (_name, values, message) => {
     const result = await template(values);
@@ -165,6 +165,12 @@ describe('NATS credentials', () => {
     expect(result.stderr).toContain('nats.url holds credentials');
     expect(result.stderr).toContain('nats.existingSecret');
     expect(result.stderr).not.toContain(url);
+  });
+
+  it('refuses a client certificate without its key in nats.tls', async () => {
+    const result = await template({ nats: { tls: { existingSecret: 'reviews-nats-tls', keyKey: '' } } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone');
   });
 
   it('takes the URL from the Secret named in nats.existingSecret, whatever nats.url holds', async () => {

@@ -140,6 +140,12 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
     for (const cm of ofKind(set(file), 'ConfigMap').filter((c) => c.metadata.name.endsWith('-config'))) {
       for (const key of Object.keys(cm.data ?? {})) expect({ key, known: known.has(key) || key.startsWith('OTEL_') }).toEqual({ key, known: true });
     }
+    // Set on the containers: secrets and files, and Node's own CA variable.
+    for (const { pod } of podSpecs(set(file))) {
+      for (const { name } of (pod.spec.containers[0].env ?? []) as { name: string }[]) {
+        expect({ name, known: known.has(name) || name.startsWith('OTEL_') || name === 'NODE_EXTRA_CA_CERTS' }).toEqual({ name, known: true });
+      }
+    }
   });
 
   it('points ServiceMonitor endpoints at ports that exist on the selected Services', () => {
@@ -327,6 +333,36 @@ describe('value sets', () => {
     expect(ofKind(objects, 'Secret')).toHaveLength(0);
     const gateway = ofKind(objects, 'Deployment').find((d) => componentOf(d) === 'mcp-gateway');
     expect(gateway?.spec.template.spec.containers[0].env).toContainEqual({ name: 'MCP_SESSION_SECRET', valueFrom: { secretKeyRef: { name: 'mine', key: 'key' } } });
+  });
+
+  it('NATS identity: the creds file and the client certificate with its CA reach every pod and the seed Job, mounted read-only from their Secrets', () => {
+    const objects = set('ci/nats-identity-values.yaml');
+    const files = [
+      { name: 'NATS_CREDS', value: '/etc/nats/creds/user.creds' },
+      { name: 'NATS_CERT', value: '/etc/nats/tls/tls.crt' },
+      { name: 'NATS_KEY', value: '/etc/nats/tls/tls.key' },
+      { name: 'NATS_CA', value: '/etc/nats/tls/ca.crt' },
+    ];
+    expect(podSpecs(objects).map(({ owner }) => owner.kind).sort()).toEqual(['Deployment', 'Deployment', 'Deployment', 'Job']);
+    for (const { owner, pod } of podSpecs(objects)) {
+      const where = `${owner.kind}/${owner.metadata.name}`;
+      const [container] = pod.spec.containers;
+      expect({ where, env: container.env }).toEqual({ where, env: expect.arrayContaining(files) });
+      expect({ where, mounts: container.volumeMounts }).toEqual({
+        where,
+        mounts: expect.arrayContaining([
+          { name: 'nats-creds', mountPath: '/etc/nats/creds', readOnly: true },
+          { name: 'nats-tls', mountPath: '/etc/nats/tls', readOnly: true },
+        ]),
+      });
+      expect({ where, volumes: pod.spec.volumes }).toEqual({
+        where,
+        volumes: expect.arrayContaining([
+          { name: 'nats-creds', secret: { secretName: 'reviews-nats-creds' } },
+          { name: 'nats-tls', secret: { secretName: 'reviews-nats-client-tls' } },
+        ]),
+      });
+    }
   });
 
   it('takes NATS_URL, credentials and all, from an existing Secret instead of the ConfigMap', async () => {

@@ -26,7 +26,7 @@ const replicas = new Set<HttpService>();
 async function startReplica(name: string): Promise<HttpService> {
   const config = loadConfig({ BASE_URL, NATS_URL: nats.url, PORT: '0', METRICS_PORT: '0', WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'true', WEBSUB_RETRY_DELAYS_MS: '0,50,50' });
   const metrics = createMetrics();
-  const snapshots = await followSnapshots(new NatsDatasetSource({ servers: nats.url, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry }), {
+  const snapshots = await followSnapshots(new NatsDatasetSource({ nats: { servers: nats.url }, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry }), {
     baseUrl: BASE_URL,
     logger: silentLogger,
     metrics,

@@ -48,7 +48,7 @@ beforeAll(async () => {
 
   // A websub-hub replica: its own NATS dataset follower, shared store and work queue in JetStream.
   const hubMetrics = createMetrics();
-  hubFollower = await followSnapshots(new NatsDatasetSource({ servers: nats.url, replicas: 1, service: 'websub-hub', logger: silentLogger, registry: hubMetrics.registry }), {
+  hubFollower = await followSnapshots(new NatsDatasetSource({ nats: { servers: nats.url }, replicas: 1, service: 'websub-hub', logger: silentLogger, registry: hubMetrics.registry }), {
     baseUrl: BASE_URL,
     logger: silentLogger,
     metrics: hubMetrics,

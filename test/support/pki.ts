@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** A throw-away CA and a `localhost` / 127.0.0.1 / ::1 server certificate it signed, made with the openssl CLI. */
+/** A throw-away CA and a `localhost` / 127.0.0.1 / ::1 certificate it signed (for servers, and for clients that present one), made with the openssl CLI. */
 export interface TestPki {
   readonly caPem: string;
   readonly keyPem: string;
@@ -21,7 +21,7 @@ export async function createTestPki(): Promise<TestPki> {
     await run('openssl', ['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=reviews test CA',
       '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
     await run('openssl', ['req', ...ec, '-keyout', file('leaf.key'), '-out', file('leaf.csr'), '-subj', '/CN=localhost']);
-    await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n');
+    await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth,clientAuth\n');
     await run('openssl', ['x509', '-req', '-in', file('leaf.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('leaf.crt'), '-days', '2', '-extfile', file('ext.cnf')]);
     const [caPem, keyPem, certPem] = await Promise.all(['ca.crt', 'leaf.key', 'leaf.crt'].map((n) => readFile(file(n), 'utf8')));
     return { caPem: caPem as string, keyPem: keyPem as string, certPem: certPem as string };

@@ -74,6 +74,61 @@ nothing when the URL comes from nats.url through the ConfigMap. Usage: include "
 {{- end -}}
 {{- end -}}
 
+{{/*
+The files nats.credsSecret and nats.tls.existingSecret hold, as the services read them: environment
+(NATS_CREDS, NATS_CERT, NATS_KEY, NATS_CA), volume mounts and volumes, for every pod and the seed
+Job. Each whole Secret is mounted, so a key it lacks stops the process at start naming the variable
+and the missing file, in the pod's log. Usage: include "public-reviews.natsFilesEnv" $root
+*/}}
+{{- define "public-reviews.natsFilesEnv" -}}
+{{- with .Values.nats.credsSecret }}
+- name: NATS_CREDS
+  value: /etc/nats/creds/{{ $.Values.nats.credsSecretKey }}
+{{- end }}
+{{- with .Values.nats.tls }}
+{{- if .existingSecret }}
+{{- with .certKey }}
+- name: NATS_CERT
+  value: /etc/nats/tls/{{ . }}
+{{- end }}
+{{- with .keyKey }}
+- name: NATS_KEY
+  value: /etc/nats/tls/{{ . }}
+{{- end }}
+{{- with .caKey }}
+- name: NATS_CA
+  value: /etc/nats/tls/{{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "public-reviews.natsFilesMounts" -}}
+{{- if .Values.nats.credsSecret }}
+- name: nats-creds
+  mountPath: /etc/nats/creds
+  readOnly: true
+{{- end }}
+{{- if .Values.nats.tls.existingSecret }}
+- name: nats-tls
+  mountPath: /etc/nats/tls
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "public-reviews.natsFilesVolumes" -}}
+{{- with .Values.nats.credsSecret }}
+- name: nats-creds
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- with .Values.nats.tls.existingSecret }}
+- name: nats-tls
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- end -}}
+
 {{- define "public-reviews.sessionSecretName" -}}
 {{- default (printf "%s-mcp-session" (include "public-reviews.fullname" .)) .Values.mcp.session.existingSecret -}}
 {{- end -}}
@@ -95,6 +150,7 @@ registered first), which do nothing unless otel.enabled. Usage: include "public-
   mountPath: /tmp
 - name: data
   mountPath: /app/.data
+{{- include "public-reviews.natsFilesMounts" . }}
 {{- end -}}
 
 {{- define "public-reviews.volumes" -}}
@@ -104,6 +160,7 @@ registered first), which do nothing unless otel.enabled. Usage: include "public-
 - name: data
   emptyDir:
     sizeLimit: 64Mi
+{{- include "public-reviews.natsFilesVolumes" . }}
 {{- end -}}
 
 {{/*
@@ -120,6 +177,10 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 {{- end -}}
 {{- if and (not .Values.nats.existingSecret) (contains "@" .Values.nats.url) -}}
 {{- fail "nats.url holds credentials (user:password@ or token@), which would go into a ConfigMap and helm's output: put the URL in a Secret and name it in nats.existingSecret" -}}
+{{- end -}}
+{{- $t := .Values.nats.tls -}}
+{{- if and $t.existingSecret (ne (empty $t.certKey) (empty $t.keyKey)) -}}
+{{- fail "nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone" -}}
 {{- end -}}
 {{- $w := .Values.websub -}}
 {{- if gt (int $w.leaseMinSeconds) (int $w.leaseMaxSeconds) -}}
@@ -141,17 +202,17 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 
 {{/* extraVolumes must not reuse the chart's volume names; extraVolumeMounts must name a volume the pod has, at a path the chart does not mount. */}}
 {{- define "public-reviews.validateExtraVolumes" -}}
-{{- $own := list "tmp" "data" -}}
+{{- $own := list "tmp" "data" "nats-creds" "nats-tls" -}}
 {{- $names := $own -}}
 {{- range .cfg.extraVolumes -}}
 {{- if has .name $own -}}
-{{- fail (printf "%s.extraVolumes: the name %q is taken by the chart's own emptyDirs (tmp, data); choose another" $.path .name) -}}
+{{- fail (printf "%s.extraVolumes: the name %q is taken by the chart's own volumes (tmp, data, nats-creds, nats-tls); choose another" $.path .name) -}}
 {{- end -}}
 {{- $names = append $names .name -}}
 {{- end -}}
 {{- range .cfg.extraVolumeMounts -}}
-{{- if has .mountPath (list "/tmp" "/app/.data") -}}
-{{- fail (printf "%s.extraVolumeMounts: %s is already mounted by the chart (an emptyDir)" $.path .mountPath) -}}
+{{- if has .mountPath (list "/tmp" "/app/.data" "/etc/nats/creds" "/etc/nats/tls") -}}
+{{- fail (printf "%s.extraVolumeMounts: %s is already mounted by the chart" $.path .mountPath) -}}
 {{- end -}}
 {{- if not (has .name $names) -}}
 {{- fail (printf "%s.extraVolumeMounts: volume %q is not defined in %s.extraVolumes" $.path .name $.path) -}}

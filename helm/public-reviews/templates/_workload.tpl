@@ -92,6 +92,7 @@ spec:
             - name: OTEL_SERVICE_NAME
               value: {{ $component }}
             {{- include "public-reviews.natsUrlFromSecret" $root | nindent 12 }}
+            {{- include "public-reviews.natsFilesEnv" $root | trim | nindent 12 }}
             {{- if eq $component "mcp-gateway" }}
             - name: MCP_SESSION_SECRET
               valueFrom:

@@ -7,4 +7,5 @@ export * from './nats-layout.js';
 export * from './nats-store.js';
 export * from './nats-source.js';
 export * from './nats-publish.js';
+export * from './nats-connect.js';
 export * from './pod.js';

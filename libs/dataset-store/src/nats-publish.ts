@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
-import { ConfigError, displayedServers, loadConfig, natsConnectOptions, SpanKind, withSpan } from '@reviews/runtime';
+import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
+import { connectNats } from './nats-connect.js';
 import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
 
@@ -79,12 +80,13 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     return PUBLISH_EXIT.usage;
   }
   const ifEmpty = options.includes(IF_EMPTY);
-  let servers: string;
+  let servers: NatsAccess;
   let replicas: number;
   try {
     const config = loadConfig(env);
-    if (config.NATS_URL === undefined) throw new ConfigError(['NATS_URL: required to publish (e.g. nats://127.0.0.1:4222)']);
-    servers = config.NATS_URL;
+    const nats = natsAccessOf(config);
+    if (nats === undefined) throw new ConfigError(['NATS_URL: required to publish (e.g. nats://127.0.0.1:4222)']);
+    servers = nats;
     replicas = config.NATS_REPLICAS;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -101,7 +103,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
 
   let nc: NatsConnection;
   try {
-    nc = await connect({ ...natsConnectOptions(servers), name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
+    nc = await connectNats(servers, { name: 'dataset-publish', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (error) {
     io.err(`cannot reach NATS at ${displayedServers(servers)}: ${(error as Error).message}; nothing published`);
     return PUBLISH_EXIT.natsUnavailable;

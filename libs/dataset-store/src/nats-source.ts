@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
-import { connect, type NatsConnection, type QueuedIterator } from '@nats-io/transport-node';
-import { contextFromTraceparent, Counter, displayedServers, Gauge, natsConnectOptions, registeredOnce, SpanKind, withSpan, type Logger, type Registry } from '@reviews/runtime';
+import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
+import { contextFromTraceparent, Counter, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
+import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import type { DatasetSource, PublishedDataset, SourceHealth, SourceRefusal } from './source.js';
@@ -12,8 +13,8 @@ const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_obje
 export type NatsRefusalReason = (typeof NATS_REFUSAL_REASONS)[number];
 
 export interface NatsDatasetSourceOptions {
-  /** NATS_URL: one or more comma-separated server URLs. */
-  readonly servers: string;
+  /** NATS_URL and the credential and TLS files. */
+  readonly nats: NatsAccess;
   /** NATS_REPLICAS: replicas of the buckets, if this process is the one that creates them. */
   readonly replicas: number;
   /** The `service` label on metrics and the NATS connection name. */
@@ -123,8 +124,7 @@ export class NatsDatasetSource implements DatasetSource {
   private async connectUntilClosed(initial: Deferred): Promise<NatsConnection | null> {
     for (let attempt = 1; !this.closed; attempt++) {
       try {
-        const nc = await connect({
-          ...natsConnectOptions(this.options.servers),
+        const nc = await connectNats(this.options.nats, {
           name: this.options.service,
           timeout: CONNECT_TIMEOUT_MS,
           maxReconnectAttempts: -1,
@@ -137,9 +137,9 @@ export class NatsDatasetSource implements DatasetSource {
         this.setConnected(true, `connected to ${nc.getServer()}`);
         return nc;
       } catch (error) {
-        this.setConnected(false, `cannot reach NATS at ${displayedServers(this.options.servers)} (attempt ${attempt}): ${(error as Error).message}`);
+        this.setConnected(false, `cannot reach NATS at ${displayedServers(this.options.nats)} (attempt ${attempt}): ${(error as Error).message}`);
         if (attempt === 1) {
-          this.options.logger.warn({ servers: displayedServers(this.options.servers), err: error }, 'NATS unreachable at start; serving nothing new until it is back, retrying');
+          this.options.logger.warn({ servers: displayedServers(this.options.nats), err: error }, 'NATS unreachable at start; serving nothing new until it is back, retrying');
           // Nothing can be delivered yet; let the caller go on (readiness stays false until a dataset arrives).
           initial.resolve();
         }

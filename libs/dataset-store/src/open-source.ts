@@ -1,4 +1,4 @@
-import type { Config, Logger, Metrics } from '@reviews/runtime';
+import { natsAccessOf, type Config, type Logger, type Metrics } from '@reviews/runtime';
 import { FileDatasetSource } from './file-source.js';
 import { NatsDatasetSource } from './nats-source.js';
 import type { DatasetSource } from './source.js';
@@ -14,8 +14,12 @@ export interface DatasetSourceDeps {
  * The one place that decides where datasets come from: NATS JetStream when NATS_URL is set
  * (pods), otherwise the DATASET_FILE watcher (standalone, local development).
  */
-export async function openDatasetSource(config: Pick<Config, 'NATS_URL' | 'NATS_REPLICAS' | 'DATASET_FILE'>, deps: DatasetSourceDeps): Promise<DatasetSource> {
+export async function openDatasetSource(
+  config: Pick<Config, 'NATS_URL' | 'NATS_CREDS' | 'NATS_NKEY' | 'NATS_CERT' | 'NATS_KEY' | 'NATS_CA' | 'NATS_REPLICAS' | 'DATASET_FILE'>,
+  deps: DatasetSourceDeps,
+): Promise<DatasetSource> {
   const { logger } = deps;
-  if (config.NATS_URL === undefined) return new FileDatasetSource(config.DATASET_FILE, { logger });
-  return new NatsDatasetSource({ servers: config.NATS_URL, replicas: config.NATS_REPLICAS, service: deps.service, logger, registry: deps.metrics.registry });
+  const nats = natsAccessOf(config);
+  if (nats === undefined) return new FileDatasetSource(config.DATASET_FILE, { logger });
+  return new NatsDatasetSource({ nats, replicas: config.NATS_REPLICAS, service: deps.service, logger, registry: deps.metrics.registry });
 }

@@ -19,7 +19,7 @@ describeDatasetSourceContract('nats', async (initial) => {
     await store.publish(validated.input);
   };
   if (initial) await publish(initial);
-  const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'contract', logger, registry: createMetrics().registry });
+  const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'contract', logger, registry: createMetrics().registry });
   return {
     source,
     publish,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { datasetVersion, versionOfSha256, type DatasetInput } from '@reviews/domain';
 import {
+  connectNats,
   DATASET_OBJECT_BUCKET,
   followSnapshots,
   NatsDatasetSource,
@@ -20,7 +21,7 @@ import {
   type PublishedDataset,
   type SnapshotFollower,
 } from '@reviews/dataset-store';
-import { createMetrics, natsConnectOptions, type Metrics } from '@reviews/runtime';
+import { createMetrics, type Metrics } from '@reviews/runtime';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
@@ -36,7 +37,7 @@ interface Replica {
 
 async function startReplica(server: NatsServerHandle): Promise<Replica> {
   const metrics = createMetrics();
-  const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'test-replica', logger: silent, registry: metrics.registry });
+  const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'test-replica', logger: silent, registry: metrics.registry });
   const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'test-replica' });
   return { source, follower, metrics };
 }
@@ -95,7 +96,7 @@ describe('NATS dataset store and source (real nats-server)', () => {
 
   it('a publish reaches every replica, with the traceparent in the delivered dataset', async () => {
     const seen: PublishedDataset[] = [];
-    const probe = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'probe', logger: silent, registry: createMetrics().registry });
+    const probe = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'probe', logger: silent, registry: createMetrics().registry });
     await probe.subscribe((dataset) => {
       seen.push(dataset);
     });
@@ -225,7 +226,7 @@ describe('NATS server credentials', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     const servers = server.url.replace('nats://', 'nats://reader:s3cret-pw@');
-    const source = new NatsDatasetSource({ servers, replicas: 1, service: 'credentials', logger, registry: createMetrics().registry });
+    const source = new NatsDatasetSource({ nats: { servers }, replicas: 1, service: 'credentials', logger, registry: createMetrics().registry });
     const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger, metrics: createMetrics(), service: 'credentials' });
     try {
       const { detail } = follower.health().source;
@@ -256,17 +257,17 @@ describe('NATS server credentials', () => {
         { url: server.url.replace('nats://', 'nats://production:pr0d@'), input: buildDataset({ reviews: 4, seed: 72 }) },
       ];
       for (const release of releases) {
-        const nc = await connect({ ...natsConnectOptions(release.url), name: 'publisher' });
+        const nc = await connectNats({ servers: release.url }, { name: 'publisher' });
         await (await NatsDatasetStore.open(nc, 1)).publish(release.input);
         await nc.close();
       }
       for (const [i, release] of releases.entries()) {
-        const source = new NatsDatasetSource({ servers: release.url, replicas: 1, service: `release-${i}`, logger: silent, registry: createMetrics().registry });
+        const source = new NatsDatasetSource({ nats: { servers: release.url }, replicas: 1, service: `release-${i}`, logger: silent, registry: createMetrics().registry });
         followers.push(await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics: createMetrics(), service: `release-${i}` }));
       }
       await eventually(() => followers.every((f, i) => f.current()?.version === datasetVersion(releases[i]!.input)), { timeoutMs: 15_000 });
       // Without credentials the server refuses the connection, and says so in /readyz.
-      const anonymous = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'anonymous', logger: silent, registry: createMetrics().registry });
+      const anonymous = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'anonymous', logger: silent, registry: createMetrics().registry });
       followers.push(await followSnapshots(anonymous, { baseUrl: BASE_URL, logger: silent, metrics: createMetrics(), service: 'anonymous' }));
       expect(followers[2]!.health().source.detail).toMatch(/Authorization Violation/i);
     } finally {
@@ -282,7 +283,7 @@ describe('NATS dataset source when NATS is down at start', () => {
     const server = await startNatsServer();
     await server.stop();
     const metrics = createMetrics();
-    const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'cold-start', logger: silent, registry: metrics.registry });
+    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'cold-start', logger: silent, registry: metrics.registry });
     const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'cold-start' });
     try {
       expect(follower.health()).toMatchObject({ ready: false, source: { connected: false, detail: expect.stringContaining('cannot reach NATS') } });
@@ -309,7 +310,7 @@ describe('NATS dataset source with a fetch that never completes', () => {
     const server = await startNatsServer();
     const publisher = await connect({ servers: server.url });
     const metrics = createMetrics();
-    const source = new NatsDatasetSource({ servers: server.url, replicas: 1, service: 'stalled', logger: silent, registry: metrics.registry });
+    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'stalled', logger: silent, registry: metrics.registry });
     try {
       await NatsDatasetStore.open(publisher, 1);
       const js = jetstream(publisher);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { natsConnectOptions } from './nats-url.js';
+import { natsAccessOf, natsAccessProblems, natsConnectOptions, NatsAccessError } from './nats-url.js';
 
 const Bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 const Port = z.coerce.number().int().min(0).max(65535);
@@ -28,6 +28,12 @@ export const EnvSchema = z
     PORT: Port.default(8080),
     BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
     NATS_URL: z.string().min(1).optional(),
+    // Files, as the nats CLI names them; read only with NATS_URL set (nats-url.ts).
+    NATS_CREDS: z.string().min(1).optional(),
+    NATS_NKEY: z.string().min(1).optional(),
+    NATS_CERT: z.string().min(1).optional(),
+    NATS_KEY: z.string().min(1).optional(),
+    NATS_CA: z.string().min(1).optional(),
     NATS_REPLICAS: z.enum(['1', '3', '5']).default('1').transform(Number),
     DATASET_FILE: z.string().min(1).default('data/sample-dataset.json'),
     DATA_DIR: z.string().min(1).default('.data'),
@@ -44,11 +50,14 @@ export const EnvSchema = z
     SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
   })
   .superRefine((env, ctx) => {
-    if (env.NATS_URL !== undefined) {
+    const nats = natsAccessOf(env);
+    if (nats !== undefined) {
       try {
-        natsConnectOptions(env.NATS_URL);
+        natsConnectOptions(nats);
+        for (const problem of natsAccessProblems(nats)) ctx.addIssue({ code: 'custom', path: [problem.variable], message: problem.message });
       } catch (error) {
-        ctx.addIssue({ code: 'custom', path: ['NATS_URL'], message: (error as Error).message });
+        if (!(error instanceof NatsAccessError)) throw error;
+        ctx.addIssue({ code: 'custom', path: [error.variable], message: error.message });
       }
     }
     if (env.WEBSUB_LEASE_MIN_SECONDS > env.WEBSUB_LEASE_MAX_SECONDS) {

@@ -1,5 +1,9 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, displayedServers, loadConfig, natsConnectOptions } from '../src/index.js';
+import { createTestPki } from '../../../test/support/pki.js';
 
 describe('NATS_URL as connection options', () => {
   it.each([
@@ -11,7 +15,7 @@ describe('NATS_URL as connection options', () => {
     ['nats://t0ken@a:4222', { servers: ['nats://a:4222'], token: 't0ken' }],
     ['reader:pw@a:4222', { servers: ['a:4222'], user: 'reader', pass: 'pw' }],
   ])('%s connects to the servers with the credentials apart', (url, options) => {
-    expect(natsConnectOptions(url)).toEqual(options);
+    expect(natsConnectOptions({ servers: url })).toEqual(options);
   });
 
   it.each([
@@ -32,6 +36,68 @@ describe('NATS_URL as connection options', () => {
     ['user:pw@a:4222', '***@a:4222'],
     ['a:4222, b', 'a:4222,b'],
   ])('displayedServers(%s) is %s', (servers, shown) => {
-    expect(displayedServers(servers)).toBe(shown);
+    expect(displayedServers({ servers })).toBe(shown);
+  });
+});
+
+describe('NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY and NATS_CA', () => {
+  let dir: string;
+  const path = (name: string) => join(dir, name);
+  const CREDS =
+    '-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln\n------END NATS USER JWT------\n\n' +
+    '-----BEGIN USER NKEY SEED-----\nSUAONSGGXT2UAX33ZVBG2UZH4JPS7JKUUFZKMJE5CJWBMBO4NLUHXK3AKI\n------END USER NKEY SEED------\n';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nats-files-'));
+    const [pki, other] = await Promise.all([createTestPki(), createTestPki()]);
+    await Promise.all([
+      writeFile(path('user.creds'), CREDS),
+      writeFile(path('user.nk'), 'SUAONSGGXT2UAX33ZVBG2UZH4JPS7JKUUFZKMJE5CJWBMBO4NLUHXK3AKI\n'),
+      writeFile(path('ca.pem'), pki.caPem),
+      writeFile(path('tls.crt'), pki.certPem),
+      writeFile(path('tls.key'), pki.keyPem),
+      writeFile(path('other.key'), other.keyPem),
+      writeFile(path('notes.txt'), 'not a secret of any kind\n'),
+    ]);
+  });
+
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('pass the files to the connection, and a certificate file makes it TLS-only whatever the URL scheme', () => {
+    const config = loadConfig({ NATS_URL: 'nats://a:4222', NATS_CREDS: path('user.creds'), NATS_CERT: path('tls.crt'), NATS_KEY: path('tls.key'), NATS_CA: path('ca.pem') });
+    expect(config).toMatchObject({ NATS_CREDS: path('user.creds'), NATS_CERT: path('tls.crt'), NATS_KEY: path('tls.key'), NATS_CA: path('ca.pem') });
+    expect(natsConnectOptions({ servers: 'nats://a:4222', creds: path('user.creds'), cert: path('tls.crt'), key: path('tls.key'), ca: path('ca.pem') })).toEqual({
+      servers: ['nats://a:4222'],
+      credsFile: path('user.creds'),
+      tls: { certFile: path('tls.crt'), keyFile: path('tls.key'), caFile: path('ca.pem') },
+    });
+    expect(natsConnectOptions({ servers: 'a:4222', nkey: path('user.nk'), ca: path('ca.pem') })).toEqual({ servers: ['a:4222'], nkeyFile: path('user.nk'), tls: { caFile: path('ca.pem') } });
+  });
+
+  it('mean nothing without NATS_URL: standalone starts beside a shell configured for the nats CLI', () => {
+    expect(() => loadConfig({ NATS_CREDS: path('missing.creds'), NATS_CERT: path('missing.crt') })).not.toThrow();
+  });
+
+  it.each([
+    [{ NATS_CREDS: 'user.creds', NATS_NKEY: 'user.nk' }, 'NATS_NKEY: set NATS_CREDS or NATS_NKEY, not both: a creds file carries its own NKey seed'],
+    [{ NATS_CERT: 'tls.crt' }, 'NATS_KEY: NATS_CERT and NATS_KEY name a client certificate and its key: set both or neither'],
+    [{ NATS_KEY: 'tls.key' }, 'NATS_CERT: NATS_CERT and NATS_KEY name a client certificate and its key: set both or neither'],
+    [{ NATS_CREDS: 'missing.creds' }, 'NATS_CREDS: cannot read {dir}/missing.creds: ENOENT'],
+    [{ NATS_CREDS: 'notes.txt' }, 'NATS_CREDS: {dir}/notes.txt is not a creds file (a user JWT and a user NKey seed, as nsc writes them)'],
+    [{ NATS_NKEY: 'user.creds' }, 'NATS_NKEY: {dir}/user.creds does not hold a user NKey seed (SU…, as nsc or nk -gen user writes it)'],
+    [{ NATS_CA: 'notes.txt' }, 'NATS_CA: {dir}/notes.txt holds no usable CA certificate: no PEM certificate in it'],
+  ])('%o is refused at start, naming the variable', (files, message) => {
+    const env = Object.fromEntries(Object.entries(files).map(([variable, name]) => [variable, path(name)]));
+    expect(() => loadConfig({ NATS_URL: 'nats://a:4222', ...env })).toThrow(new ConfigError([message.replace('{dir}', dir)]));
+  });
+
+  it('refuses a key that is not the certificate\'s, as the TLS handshake would', () => {
+    expect(() => loadConfig({ NATS_URL: 'nats://a:4222', NATS_CERT: path('tls.crt'), NATS_KEY: path('other.key') })).toThrow(/NATS_KEY: .*tls\.crt and .*other\.key are not a certificate and its private key: .*key values mismatch/);
+  });
+
+  it('refuses credentials in NATS_URL beside a creds or NKey file: one connection has one identity', () => {
+    expect(() => loadConfig({ NATS_URL: 'nats://u:p@a:4222', NATS_NKEY: path('user.nk') })).toThrow(new ConfigError(['NATS_URL: carries credentials and NATS_NKEY is set; one connection has one identity']));
   });
 });

@@ -1,6 +1,6 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { PodApp, PodContext } from '@reviews/dataset-store';
-import { displayedServers, natsConnectOptions, observeRequest, READ_AND_POST_METHODS } from '@reviews/runtime';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats, type PodApp, type PodContext } from '@reviews/dataset-store';
+import { displayedServers, observeRequest, READ_AND_POST_METHODS, type NatsAccess } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
 import { HUB_ROUTE, HUB_SERVICE, hubPodHandler, type WebSubHub } from './hub.js';
 import { createUnavailableHubHandler } from './http-handler.js';
@@ -19,11 +19,11 @@ const WARN_EVERY_ATTEMPTS = 30;
  * loop would only delay the recovery), and retries until it opens. Until then /readyz is 503 saying
  * why, and subscription requests get 503 with Retry-After.
  */
-export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, natsUrl: string): PodApp {
+export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, nats: NatsAccess): PodApp {
   let nc: NatsConnection | null = null;
   let hub: WebSubHub | null = null;
   let started = false;
-  let problem = `connecting to NATS at ${displayedServers(natsUrl)}`;
+  let problem = `connecting to NATS at ${displayedServers(nats)}`;
   let closed = false;
   let wake: (() => void) | null = null;
   const pause = (ms: number): Promise<void> =>
@@ -40,7 +40,7 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
       try {
         // A connection NATS closed for good (credentials revoked) is replaced while nothing uses it yet.
         if (hub === null && nc?.isClosed()) nc = null;
-        nc ??= await connect({ ...natsConnectOptions(natsUrl), name: HUB_SERVICE, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS });
+        nc ??= await connectNats(nats, { name: HUB_SERVICE, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS });
         if (closed) return;
         // Created once: the hub registers its metrics. Opening the bucket and the work queue comes first and is retried whole.
         hub ??= await createNatsWebSubHub({ config, logger, metrics, snapshots, nc, replicas: config.NATS_REPLICAS });
@@ -50,7 +50,7 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
         if (attempt > 1) logger.info({ attempt }, 'websub-hub opened its state in NATS; accepting subscriptions');
         return;
       } catch (error) {
-        problem = `cannot open its state in NATS at ${displayedServers(natsUrl)} (attempt ${attempt}): ${(error as Error).message}`;
+        problem = `cannot open its state in NATS at ${displayedServers(nats)} (attempt ${attempt}): ${(error as Error).message}`;
         if (attempt % WARN_EVERY_ATTEMPTS === 1) logger.warn({ err: error, attempt }, 'websub-hub cannot open its state in NATS; retrying, subscription requests get 503 meanwhile');
         await pause(RETRY_DELAY_MS);
       }

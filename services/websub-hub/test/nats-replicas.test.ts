@@ -29,7 +29,7 @@ const replicas = new Set<Replica>();
 
 async function startReplica(name: string): Promise<Replica> {
   const metrics = createMetrics();
-  const source = new NatsDatasetSource({ servers: nats.url, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry });
+  const source = new NatsDatasetSource({ nats: { servers: nats.url }, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry });
   const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silentLogger, metrics, service: name });
   const nc = await connect({ servers: nats.url, name });
   const hub = await startHub({ pki, dataDir: dir.path, follower, nats: { nc, ackWaitMs: ACK_WAIT_MS, deliveryConcurrency: 2 } });
