@@ -1,5 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
-import { sameJsonValue, type PerReviewAnalysis, type Review, type SnapshotContent } from '@reviews/domain';
+import { publishedPart, sameJsonValue, type PerReviewAnalysis, type Review, type SnapshotContent } from '@reviews/domain';
 import { buildError, detachBodies, reviveBodies, type BuildRequest, type ContentOutcome } from './follow-build.js';
 
 /**
@@ -76,7 +76,7 @@ export function packOutcome(outcome: ContentOutcome, held: SentItems | null = nu
   if (!outcome.ok) return { message: { outcome, reviewSlices: [], analysisSlices: [], newestFirst: null, reusedVersion: null }, transfer: [], sent: null };
   const { content } = outcome;
   const { input, reviewsDocument, insightsDocument } = content;
-  // One object serves as input.analysis.per_review and insightsDocument.per_review.
+  // Sent once, as input.analysis.per_review; insightsDocument.per_review is made from it again on arrival.
   const analyses = Object.entries(input.analysis.per_review);
   const reviewSlices = serializedSlices(input.reviews, held?.reviews);
   const analysisSlices = serializedSlices(analyses, held?.analyses);
@@ -134,13 +134,15 @@ export async function unpackOutcome(message: BuildMessage, betweenSlices: () => 
     for (const [id, analysis] of entries) perReview[id] = analysis;
   }
   const content = reviveBodies(outcome.content);
+  const input = { ...content.input, reviews, analysis: { ...content.input.analysis, per_review: perReview } };
   return {
     ok: true,
     content: {
       ...content,
-      input: { ...content.input, reviews, analysis: { ...content.input.analysis, per_review: perReview } },
+      input,
       reviewsDocument: { ...content.reviewsDocument, reviews: Array.from(newestFirst, (index) => reviews[index] as Review) },
-      insightsDocument: { ...content.insightsDocument, per_review: perReview },
+      // The analyses of the published reviews: the same map as the input's when every review is published.
+      insightsDocument: { ...content.insightsDocument, per_review: publishedPart(input).analysis.per_review },
     },
   };
 }

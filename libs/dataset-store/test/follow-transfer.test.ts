@@ -25,6 +25,19 @@ describe('a built snapshot sent from the build worker', () => {
     expect(content.insightsDocument.per_review).toBe(content.input.analysis.per_review);
   });
 
+  it('arrives with the analyses of the published reviews only, when the dataset holds unverified ones', async () => {
+    const dataset = buildDataset({ reviews: REVIEWS_PER_SLICE + 7, seed: 8 });
+    const input = { ...dataset, reviews: dataset.reviews.map((review, i) => (i % 10 === 0 ? { ...review, verified: false } : review)) };
+    const { message, transfer } = packOutcome({ ok: true, content: buildSnapshotContent(input, options) });
+    const outcome = await unpackOutcome(structuredClone(message, { transfer }), async () => undefined);
+
+    if (!outcome.ok) throw new Error(outcome.rejection.summary);
+    expect(outcome.content).toEqual(buildSnapshotContent(input, options));
+    const published = new Set(outcome.content.reviewsDocument.reviews.map((review) => review.id));
+    expect(Object.keys(outcome.content.insightsDocument.per_review).every((id) => published.has(id))).toBe(true);
+    expect(Object.keys(outcome.content.input.analysis.per_review).some((id) => !published.has(id))).toBe(true);
+  });
+
   it('sends only the slices that differ from the version the serving thread holds, which lends the rest its objects', async () => {
     const dataset = buildDataset({ reviews: 3 * REVIEWS_PER_SLICE + 7, seed: 6 });
     const changed = structuredClone(dataset);

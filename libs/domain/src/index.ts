@@ -7,6 +7,7 @@ export * from './snapshot.js';
 export * from './search/engine.js';
 export * from './derive/reviews-document.js';
 export * from './derive/insights.js';
+export * from './derive/published-part.js';
 export * from './render/feeds.js';
 export * from './render/openapi.js';
 export * from './search/query-string.js';

@@ -1,5 +1,6 @@
 import { buildReviewsDocument } from './derive/reviews-document.js';
 import { deriveInsights } from './derive/insights.js';
+import { publishedPart } from './derive/published-part.js';
 import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
@@ -26,6 +27,7 @@ export interface Snapshot {
   readonly version: string;
   readonly publishedAt: Date;
   readonly urls: PublicUrls;
+  /** The dataset as published, unverified reviews included; the documents hold its publishedPart. */
   readonly input: DatasetInput;
   readonly reviewsDocument: ReviewsDocument;
   readonly insightsDocument: InsightsDocument;
@@ -83,8 +85,9 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
   // moment (~200 MiB at 100,000 reviews), which on top of the bodies made the peak of a build.
   const version = options.version ?? datasetVersion(input);
   const urls = publicUrls(options.baseUrl);
-  const reviewsDocument = buildReviewsDocument(input);
-  const insightsDocument = deriveInsights(input);
+  const published = publishedPart(input);
+  const reviewsDocument = buildReviewsDocument(published);
+  const insightsDocument = deriveInsights(published);
   const lastModified = options.lastModified ?? { at: options.publishedAt, shared: false };
   const represent = (body: string, contentType: string) => createRepresentation(body, contentType, lastModified, options.compress);
   const json = (value: unknown) => represent(JSON.stringify(value), JSON_CONTENT_TYPE);

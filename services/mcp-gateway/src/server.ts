@@ -38,7 +38,7 @@ class ResourceNotFound extends Error {
 const TOOL_ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false } as const;
 
 const RESOURCES: readonly { key: keyof PublicUrls & keyof SnapshotRepresentations; name: string; title: string; description: string }[] = [
-  { key: 'reviews', name: 'reviews', title: 'Reviews dataset', description: 'Business profile, aggregate rating and every review (each flagged `verified` or not), newest first (GET /reviews.json).' },
+  { key: 'reviews', name: 'reviews', title: 'Reviews dataset', description: 'Business profile, aggregate rating and every verified review, newest first (GET /reviews.json).' },
   { key: 'insights', name: 'insights', title: 'Insights dataset', description: 'Aspect sentiment, staff and service entities, topics, monthly trend, FAQ and summary (GET /insights.json).' },
   { key: 'feedJson', name: 'feed', title: 'JSON Feed of the newest reviews', description: 'JSON Feed 1.1 holding the 50 newest reviews (GET /api/feed.json).' },
 ];
@@ -46,7 +46,7 @@ const RESOURCES: readonly { key: keyof PublicUrls & keyof SnapshotRepresentation
 function instructions(snapshot: Snapshot | null): string {
   const subject = snapshot ? `${snapshot.reviewsDocument.business.name}, a funeral home` : 'one funeral home';
   return [
-    `Read-only access to the published customer reviews of ${subject}, each flagged \`verified\` (true when it comes from a verified source), and to an analysis of them.`,
+    `Read-only access to the verified customer reviews of ${subject} and to an analysis of them.`,
     'Start with get_business (profile, services, staff, rating) or get_insights_overview (sentiment, trend, summary).',
     'Use search_reviews to read reviews (filters combine with AND; dates are YYYY-MM-DD; newest first; limit up to 100) and get_review for one review by id.',
     'get_aspect_sentiment, get_technician, get_service, get_faq and get_rating_trend answer focused questions; quote review text verbatim and cite review ids.',

@@ -74,7 +74,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'search_reviews',
     title: 'Search reviews',
     description:
-      'Finds published customer reviews of the funeral home matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search; each review has `verified` (true when it comes from a verified source; unverified reviews are included). No match is an empty list, not an error.',
+      'Finds published customer reviews of the funeral home matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search; every review published is verified (from a verified source). No match is an empty list, not an error.',
     input: SearchParams,
     output: rootObject(SearchResult),
     run: (snapshot, params) => found(snapshot.search.search(params)),

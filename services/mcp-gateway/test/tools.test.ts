@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ASPECTS, SearchParams, searchParamsShape, type SearchParamsInput, type Snapshot } from '@reviews/domain';
+import { ASPECTS, buildSnapshotFromInput, SearchParams, searchParamsShape, type SearchParamsInput, type Snapshot } from '@reviews/domain';
+import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { BASE_URL, connectClient, fixtureSnapshot, startGateway, type RunningGateway } from './helpers.js';
 
 const TOOL_NAMES = [
@@ -73,16 +74,42 @@ describe('MCP tools, resources and prompts', () => {
       expect(search?.inputSchema).toMatchObject({ additionalProperties: false, properties: { limit: { default: 20, minimum: 1, maximum: 100 } } });
     });
 
-    // The service publishes unverified reviews too, flagged (README): a model must not be told they are all verified.
-    it('describes the reviews as published, each flagged `verified`, never as verified reviews', async () => {
-      const [{ tools }, { prompts }, { resources }] = await Promise.all([client.listTools(), client.listPrompts(), client.listResources()]);
-      const digest = await client.getPrompt({ name: 'review_digest', arguments: { since: '2025-01-01' } });
+    it('describes the reviews as verified customer reviews, as the service publishes only those', async () => {
       const instructions = client.getInstructions() ?? '';
-      const texts = [instructions, JSON.stringify(digest), ...[...tools, ...prompts, ...resources].map((item) => item.description ?? '')];
-      for (const text of texts) expect(text).not.toMatch(/\bverified (customer )?reviews\b/i);
-      expect(instructions).toContain('published customer reviews');
-      expect(instructions).toContain('`verified`');
-      expect(tools.find((tool) => tool.name === 'search_reviews')?.description).toContain('`verified`');
+      expect(instructions).toContain('verified customer reviews');
+      const { resources } = await client.listResources();
+      expect(resources.find((resource) => resource.name === 'reviews')?.description).toContain('every verified review');
+    });
+  });
+
+  // A dataset's unverified reviews are not published (README): no tool shows one, whatever the path.
+  describe('a dataset holding unverified reviews', () => {
+    const input = buildDataset({ reviews: 40, seed: 13 });
+    const unverified = input.reviews.filter((_, i) => i % 4 === 0).map((review) => review.id);
+    const withUnverified = { ...input, reviews: input.reviews.map((review) => (unverified.includes(review.id) ? { ...review, verified: false } : review)) };
+    let other: RunningGateway;
+    let otherClient: Client;
+
+    beforeAll(async () => {
+      other = await startGateway({ snapshot: buildSnapshotFromInput(withUnverified, { baseUrl: BASE_URL, publishedAt: new Date('2025-07-01T12:00:00Z') }) });
+      ({ client: otherClient } = await connectClient(other.url));
+    });
+    afterAll(async () => {
+      await otherClient.close();
+      await other.close();
+    });
+
+    it('is served without them: search, reviews since a date, lookups by id and the counts', async () => {
+      const callOther = async (name: string, args: Record<string, unknown> = {}) => (await otherClient.callTool({ name, arguments: args })) as CallToolResult;
+      const search = (await callOther('search_reviews', { limit: 100 })).structuredContent as { matched: number; reviews: { id: string; verified: boolean }[] };
+      expect(search.matched).toBe(30);
+      expect(search.reviews.every((review) => review.verified && !unverified.includes(review.id))).toBe(true);
+      const since = (await callOther('get_reviews_since', { date: '2000-01-01' })).structuredContent as { reviews: { id: string }[] };
+      expect(since.reviews.some((review) => unverified.includes(review.id))).toBe(false);
+      const lookup = await callOther('get_review', { id: unverified[0] });
+      expect(lookup.isError).toBe(true);
+      const business = (await callOther('get_business')).structuredContent as { aggregate_rating: { review_count: number } };
+      expect(business.aggregate_rating.review_count).toBe(30);
     });
   });
 

@@ -30,7 +30,7 @@ const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: {
 const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
 
 const INFO_DESCRIPTION = [
-  "Read-only publication of one funeral home's customer reviews, each flagged `verified` (true when it comes from a verified source), and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub.",
+  "Read-only publication of one funeral home's verified customer reviews and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub. A dataset's unverified reviews are not published: no document, feed, search, tool or insight shows or counts them.",
   '',
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
@@ -227,7 +227,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       operationId: 'getReviews',
       tag: 'datasets',
       summary: 'The reviews dataset',
-      description: 'Business metadata, the aggregate rating and every review of the published dataset, newest first (date, then id, descending); each carries `verified` (from a verified source), and the aggregate counts them all. A WebSub topic.',
+      description: 'Business metadata, the aggregate rating and the full set of verified reviews of the published dataset, newest first (date, then id, descending); the aggregate counts exactly those. A WebSub topic.',
       content: json('ReviewsDocument'),
       topic: 'reviews',
     }),

@@ -14,7 +14,7 @@ export const Review = z
     source: z.string().min(1).meta({ examples: ['google'] }),
     source_url: HttpUrl.nullable(),
     owner_reply: OwnerReply.nullable(),
-    verified: z.boolean().meta({ description: 'True when the review comes from a verified source (e.g. a platform that checks the reviewer). Unverified reviews are published too, flagged, as the dataset holds them.' }),
+    verified: z.boolean().meta({ description: 'True when the review comes from a verified source (e.g. a platform that checks the reviewer). A dataset may hold unverified reviews; the service publishes only verified ones, so every review it serves carries true.' }),
   })
-  .meta({ id: 'Review', description: 'A customer review as the publisher curated it; `verified` says whether it comes from a verified source. Every key is always present; nullable keys carry null.' });
+  .meta({ id: 'Review', description: 'A verified customer review as the publisher curated it. Every key is always present; nullable keys carry null.' });
 export type Review = z.infer<typeof Review>;
