@@ -119,6 +119,12 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
    */
   function admit(req: Request, res: Response, requestId: RequestId | null): string | null {
     const sessionId = req.get('mcp-session-id');
+    // node:http joins repeated field lines with ", ", which no session id verifies: a 404 would send the
+    // client to initialize again, when the request itself is malformed (RFC 9110 §5.3, a singleton field).
+    if ((req.headersDistinct['mcp-session-id']?.length ?? 0) > 1) {
+      rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id appears more than once; send the session id once', requestId);
+      return null;
+    }
     if (sessionId === undefined) {
       rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
       return null;

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
@@ -116,6 +117,23 @@ describe('POST /mcp HTTP rules', () => {
     const response = await post(gateway.url, toolsList, { 'Mcp-Session-Id': forged, 'MCP-Protocol-Version': PROTOCOL_VERSION });
     expect(response.status).toBe(404);
     expect(response.json).toMatchObject({ error: { code: -32001 } });
+  });
+
+  it('answers 400, not 404, when the session id comes on two field lines', async () => {
+    const response = await new Promise<{ status: number; json: unknown }>((resolve, reject) => {
+      const body = JSON.stringify(toolsList);
+      const target = new URL(gateway.url);
+      // Raw header pairs: fetch would join the two values into one field line.
+      const headers = ['Host', target.host, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream', 'MCP-Protocol-Version', PROTOCOL_VERSION, 'Mcp-Session-Id', sessionId, 'Mcp-Session-Id', sessionId];
+      const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as unknown }));
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+    expect(response).toEqual({ status: 400, json: { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Bad Request: Mcp-Session-Id appears more than once; send the session id once' } } });
   });
 
   it('answers 202 with no body to a notification', async () => {
