@@ -29,6 +29,7 @@ import {
   sendJson,
   sendJsonText,
   unsupportedVersionMessage,
+  withoutTaskAugmentation,
   type BodyError,
   type RpcErrorResponse,
 } from './http-rules.js';
@@ -274,7 +275,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       normalizeAcceptForSdk(req);
       try {
         await server.connect(transport);
-        await transport.handleRequest(req, res, message);
+        await transport.handleRequest(req, res, withoutTaskAugmentation(message));
       } catch (error) {
         logger.error({ err: error }, 'MCP request failed');
         if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error', requestId);

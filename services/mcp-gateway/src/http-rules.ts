@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
-import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
 import { weightedElements, type Logger } from '@reviews/runtime';
 
@@ -143,6 +143,17 @@ export function invalidParams(message: JSONRPCRequest): string | null {
     return `Invalid params for ${message.method}: params.cursor: not a cursor this server issued (it answers every list in one page, without nextCursor)`;
   }
   return null;
+}
+
+/**
+ * The message as this server answers it. MCP tasks (2025-11-25, basic/utilities/tasks): a receiver that does not
+ * declare the tasks capability for a request type MUST process such requests normally, ignoring any task
+ * augmentation. This server declares none, but the SDK it runs answers a tools/call with `params.task` -32603.
+ */
+export function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('params' in message) || message.params === undefined || !Object.hasOwn(message.params, 'task')) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params } as JSONRPCMessage;
 }
 
 /**

@@ -119,6 +119,15 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toMatchObject({ error: { code: -32001 } });
   });
 
+  // MCP tasks (2025-11-25): a server that declares no tasks capability processes a task-augmented request normally.
+  it('answers a task-augmented tools/call as the plain call, ignoring the task', async () => {
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_faq', arguments: {} } };
+    const [plain, augmented] = await Promise.all([post(gateway.url, call, session()), post(gateway.url, { ...call, params: { ...call.params, task: { ttl: 60_000 } } }, session())]);
+    expect(augmented.status).toBe(200);
+    expect(augmented.json).toEqual(plain.json);
+    expect(augmented.json).toMatchObject({ result: { content: expect.any(Array) } });
+  });
+
   it('answers 400, not 404, when the session id comes on two field lines', async () => {
     const response = await new Promise<{ status: number; json: unknown }>((resolve, reject) => {
       const body = JSON.stringify(toolsList);
