@@ -173,6 +173,12 @@ describe('NATS credentials', () => {
     expect(result.stderr).toContain('nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone');
   });
 
+  it('refuses a nats.tls Secret that names no file: it would leave a nats:// connection in plain text', async () => {
+    const result = await template({ nats: { tls: { existingSecret: 'reviews-nats-tls', certKey: '', keyKey: '', caKey: '' } } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('nats.tls.existingSecret names no file: set nats.tls.certKey and keyKey (a client certificate), nats.tls.caKey (a CA), or both');
+  });
+
   it('takes the URL from the Secret named in nats.existingSecret, whatever nats.url holds', async () => {
     const objects = await render({ nats: { url: 'nats://unused@x:4222', existingSecret: 'reviews-nats' } });
     const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'))?.data ?? {};

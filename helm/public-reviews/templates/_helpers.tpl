@@ -182,6 +182,9 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 {{- if and $t.existingSecret (ne (empty $t.certKey) (empty $t.keyKey)) -}}
 {{- fail "nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone" -}}
 {{- end -}}
+{{- if and $t.existingSecret (empty $t.certKey) (empty $t.caKey) -}}
+{{- fail "nats.tls.existingSecret names no file: set nats.tls.certKey and keyKey (a client certificate), nats.tls.caKey (a CA), or both" -}}
+{{- end -}}
 {{- $w := .Values.websub -}}
 {{- if gt (int $w.leaseMinSeconds) (int $w.leaseMaxSeconds) -}}
 {{- fail (printf "websub.leaseMinSeconds (%v) must not exceed websub.leaseMaxSeconds (%v)" $w.leaseMinSeconds $w.leaseMaxSeconds) -}}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
-import { natsConnectOptions, type NatsAccess } from '@reviews/runtime';
+import { connect, jwtAuthenticator, nkeyAuthenticator, type Authenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { natsConnectOptions, parseNatsCreds, parseNatsSeed, type NatsAccess } from '@reviews/runtime';
 
 /** How one process connects; everything but where and as whom, which come from the NatsAccess. */
 export type NatsConnectSettings = Pick<ConnectionOptions, 'name' | 'timeout' | 'maxReconnectAttempts' | 'reconnectTimeWait'>;
@@ -10,14 +10,45 @@ export type NatsConnectSettings = Pick<ConnectionOptions, 'name' | 'timeout' | '
  * configuration names (NATS_URL, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA). Creds and
  * seed files are read at every (re)connect, as the transport reads the TLS files, so credentials that
  * a secret rotates in place are picked up without a restart.
+ *
+ * nats.js closes a connection for good when its authenticator throws, and after two authentication
+ * errors in a row: a creds file caught half-written by a rotation, or a user JWT that expired until the
+ * renewed one arrives, would leave a pod on a dead connection. So a file that does not parse at a
+ * reconnect stands for the last one that did, and refused credentials are retried like any outage.
  */
 export function connectNats(access: NatsAccess, settings: NatsConnectSettings): Promise<NatsConnection> {
   const { credsFile, nkeyFile, ...options } = natsConnectOptions(access);
-  const authenticator =
-    credsFile !== undefined
-      ? credsAuthenticator(() => readFileSync(credsFile))
-      : nkeyFile !== undefined
-        ? nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(nkeyFile, 'utf8').trim()))
-        : undefined;
-  return connect({ ...options, ...(authenticator === undefined ? {} : { authenticator }), ...settings });
+  return connect({ ...options, ...identity(credsFile, nkeyFile), ignoreAuthErrorAbort: true, ...settings });
+}
+
+function identity(credsFile: string | undefined, nkeyFile: string | undefined): { authenticator?: Authenticator } {
+  const encode = (seed: string) => new TextEncoder().encode(seed);
+  if (credsFile !== undefined) {
+    const creds = lastGood(() => parseNatsCreds(readFileSync(credsFile, 'utf8')));
+    // One read per connect: the JWT and the seed always come from the same file.
+    return {
+      authenticator: (nonce) => {
+        const { jwt, seed } = creds();
+        return jwtAuthenticator(jwt, encode(seed))(nonce);
+      },
+    };
+  }
+  if (nkeyFile !== undefined) {
+    const seed = lastGood(() => parseNatsSeed(readFileSync(nkeyFile, 'utf8')));
+    return { authenticator: nkeyAuthenticator(() => encode(seed())) };
+  }
+  return {};
+}
+
+/** `read`'s result, or the last one it gave when it throws now; it throws only if it never succeeded. */
+function lastGood<T>(read: () => T): () => T {
+  let good: { value: T } | undefined;
+  return () => {
+    try {
+      good = { value: read() };
+    } catch (error) {
+      if (good === undefined) throw error;
+    }
+    return good.value;
+  };
 }

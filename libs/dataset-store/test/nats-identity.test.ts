@@ -7,7 +7,7 @@ import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import { pino } from 'pino';
 import { datasetVersion } from '@reviews/domain';
 import { createMetrics, loadConfig } from '@reviews/runtime';
-import { followSnapshots, openDatasetSource, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
+import { connectNats, followSnapshots, openDatasetSource, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
@@ -100,6 +100,70 @@ describe('NATS_CREDS, NATS_NKEY and NATS_CERT/NATS_KEY/NATS_CA against real nats
     expect(await publish(file, { NATS_URL: server.url })).toMatchObject({ code: PUBLISH_EXIT.natsUnavailable, err: expect.stringMatching(/Authorization Violation/i) });
     expect(await publish(file, { NATS_URL: server.url, NATS_NKEY: seed })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
     await followUntilServing({ NATS_URL: server.url, NATS_NKEY: seed }, version);
+  });
+
+  // A rotation caught half-way (the kubelet swaps a Secret's files; a CI job rewrites one): nats.js closed
+  // the connection for good when the seed did not parse at a reconnect, and the replica never recovered.
+  it('reconnects with the last seed that parsed when the file is unreadable at a reconnect', async () => {
+    const user = createUser();
+    const conf = join(dir, 'rotation.conf');
+    await writeFile(conf, `authorization { users: [ { nkey: ${user.getPublicKey()} } ] }\n`);
+    const [replicaSeed, publisherSeed] = [join(dir, 'replica.nk'), join(dir, 'publisher.nk')];
+    const seedText = `${new TextDecoder().decode(user.getSeed())}\n`;
+    await Promise.all([writeFile(replicaSeed, seedText), writeFile(publisherSeed, seedText)]);
+    const server = await serverWith(['-c', conf]);
+    const env = { NATS_URL: server.url, NATS_NKEY: replicaSeed };
+    const config = loadConfig(env);
+    const metrics = createMetrics();
+    const follower = await followSnapshots(await openDatasetSource(config, { logger: silent, metrics, service: 'rotation' }), { baseUrl: config.BASE_URL, logger: silent, metrics, service: 'rotation' });
+    try {
+      expect(await publish(file, { NATS_URL: server.url, NATS_NKEY: publisherSeed })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
+      await eventually(() => follower.current()?.version === version, { timeoutMs: 15_000 });
+
+      await writeFile(replicaSeed, '');
+      await server.restart();
+      const next = buildDataset({ reviews: 5, seed: 92 });
+      const nextFile = join(dir, 'next.json');
+      await writeFile(nextFile, JSON.stringify(next));
+      expect(await publish(nextFile, { NATS_URL: server.url, NATS_NKEY: publisherSeed })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
+      await eventually(() => follower.current()?.version === datasetVersion(next), { timeoutMs: 20_000 });
+      expect(follower.health().source.connected).toBe(true);
+    } finally {
+      await follower.close();
+    }
+  });
+
+  // nats.js gives up on a connection after two authentication errors in a row: a user JWT that expired until
+  // its renewal arrives, or an account briefly gone, left a pod on a dead connection for good.
+  it('keeps reconnecting through refused credentials, and is back once they are accepted again', async () => {
+    const [user, other] = [createUser(), createUser()];
+    const conf = join(dir, 'revoked.conf');
+    const allow = (key: string) => writeFile(conf, `authorization { users: [ { nkey: ${key} } ] }\n`);
+    await allow(user.getPublicKey());
+    const seed = join(dir, 'revoked.nk');
+    await writeFile(seed, `${new TextDecoder().decode(user.getSeed())}\n`);
+    const server = await serverWith(['-c', conf]);
+    const nc = await connectNats({ servers: server.url, nkey: seed }, { name: 'revoked', maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    let refusals = 0;
+    let reconnects = 0;
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'error' && /authorization/i.test(String(status.error))) refusals++;
+        if (status.type === 'reconnect') reconnects++;
+      }
+    })();
+    try {
+      await allow(other.getPublicKey());
+      await server.restart();
+      await eventually(() => refusals >= 3, { timeoutMs: 15_000 });
+      await allow(user.getPublicKey());
+      await server.restart();
+      await eventually(() => reconnects >= 1, { timeoutMs: 15_000 });
+      expect(nc.isClosed()).toBe(false);
+      await nc.flush();
+    } finally {
+      await nc.close();
+    }
   });
 
   // A server that verifies clients (mTLS), with a certificate from a private CA that NATS_CA names:

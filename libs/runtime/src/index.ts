@@ -1,5 +1,6 @@
 export * from './config.js';
 export * from './nats-url.js';
+export * from './nats-files.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './http/server.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { Env } from './config.js';
+import { parseNatsCreds, parseNatsSeed } from './nats-files.js';
 
 /**
  * Where and as whom a process connects to NATS: NATS_URL, and the files NATS_CREDS, NATS_NKEY,
@@ -116,11 +117,6 @@ function tlsOf(access: NatsAccess, tlsUrls: boolean): NatsConnectOptions['tls'] 
   };
 }
 
-/** A creds file as nsc and the nats CLI write it: the user's JWT and NKey seed, each between dashed lines. */
-const CREDS_BLOCKS = /-{3,}[^\n]*USER JWT[^\n]*-{3,}\r?\n\s*[\w.=-]+\s*\r?\n-{3,}[\s\S]*-{3,}[^\n]*NKEY SEED[^\n]*-{3,}\r?\n\s*SU[A-Z2-7]+\s*\r?\n/;
-/** A user NKey seed: base32, `SU` first. */
-const USER_SEED = /^\s*SU[A-Z2-7]{56}\s*$/;
-
 /**
  * What is wrong with the files a NATS access names, read now so that a missing secret or a mismatched
  * key stops the process at start, naming the variable, instead of failing every connection later.
@@ -136,10 +132,18 @@ export function natsAccessProblems(access: NatsAccess): NatsAccessError[] {
       return undefined;
     }
   };
-  const creds = read('NATS_CREDS', access.creds);
-  if (creds !== undefined && !CREDS_BLOCKS.test(creds)) problems.push(new NatsAccessError('NATS_CREDS', `${access.creds} is not a creds file (a user JWT and a user NKey seed, as nsc writes them)`));
-  const seed = read('NATS_NKEY', access.nkey);
-  if (seed !== undefined && !USER_SEED.test(seed)) problems.push(new NatsAccessError('NATS_NKEY', `${access.nkey} does not hold a user NKey seed (SU…, as nsc or nk -gen user writes it)`));
+  const check = (variable: NatsAccessError['variable'], path: string | undefined, parse: (text: string) => unknown): void => {
+    const text = read(variable, path);
+    if (text === undefined) return;
+    try {
+      parse(text);
+    } catch (error) {
+      problems.push(new NatsAccessError(variable, `${path}: ${(error as Error).message}`));
+    }
+  };
+  // The parsers the connection uses (nats-connect.ts in dataset-store), so what passes here connects.
+  check('NATS_CREDS', access.creds, parseNatsCreds);
+  check('NATS_NKEY', access.nkey, parseNatsSeed);
   const cert = read('NATS_CERT', access.cert);
   const key = read('NATS_KEY', access.key);
   const ca = read('NATS_CA', access.ca);

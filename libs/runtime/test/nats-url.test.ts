@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeUser, fmtCreds } from '@nats-io/jwt';
+import { createAccount, createUser } from '@nats-io/nkeys';
 import { ConfigError, displayedServers, loadConfig, natsConnectOptions } from '../src/index.js';
 import { createTestPki } from '../../../test/support/pki.js';
 
@@ -43,16 +45,27 @@ describe('NATS_URL as connection options', () => {
 describe('NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY and NATS_CA', () => {
   let dir: string;
   const path = (name: string) => join(dir, name);
-  const CREDS =
-    '-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln\n------END NATS USER JWT------\n\n' +
-    '-----BEGIN USER NKEY SEED-----\nSUAONSGGXT2UAX33ZVBG2UZH4JPS7JKUUFZKMJE5CJWBMBO4NLUHXK3AKI\n------END USER NKEY SEED------\n';
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nats-files-'));
     const [pki, other] = await Promise.all([createTestPki(), createTestPki()]);
+    const [account, user, stranger] = [createAccount(), createUser(), createUser()];
+    const [jwt, expired] = await Promise.all([encodeUser('read-api', user, account), encodeUser('read-api', user, account, {}, { exp: Math.floor(Date.now() / 1000) - 60 })]);
+    const creds = new TextDecoder().decode(fmtCreds(jwt, user));
+    const seed = new TextDecoder().decode(user.getSeed());
+    // One character of the seed's body changed: base32 still, but its checksum fails.
+    const typo = `${seed.slice(0, 10)}${seed[10] === 'A' ? 'B' : 'A'}${seed.slice(11)}`;
     await Promise.all([
-      writeFile(path('user.creds'), CREDS),
-      writeFile(path('user.nk'), 'SUAONSGGXT2UAX33ZVBG2UZH4JPS7JKUUFZKMJE5CJWBMBO4NLUHXK3AKI\n'),
+      writeFile(path('user.creds'), creds),
+      // As the Go client reads them: Windows line ends, or no final newline.
+      writeFile(path('crlf.creds'), creds.replace(/\n/g, '\r\n')),
+      writeFile(path('unterminated.creds'), creds.trimEnd()),
+      writeFile(path('stranger.creds'), new TextDecoder().decode(fmtCreds(jwt, stranger))),
+      writeFile(path('expired.creds'), new TextDecoder().decode(fmtCreds(expired, user))),
+      writeFile(path('user.nk'), `${seed}\n`),
+      // `nk -gen user -pubout` writes the public key after the seed.
+      writeFile(path('pubout.nk'), `${seed}\n${user.getPublicKey()}\n`),
+      writeFile(path('typo.nk'), `${typo}\n`),
       writeFile(path('ca.pem'), pki.caPem),
       writeFile(path('tls.crt'), pki.certPem),
       writeFile(path('tls.key'), pki.keyPem),
@@ -76,6 +89,15 @@ describe('NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY and NATS_CA', () => {
     expect(natsConnectOptions({ servers: 'a:4222', nkey: path('user.nk'), ca: path('ca.pem') })).toEqual({ servers: ['a:4222'], nkeyFile: path('user.nk'), tls: { caFile: path('ca.pem') } });
   });
 
+  it.each([
+    ['NATS_CREDS', 'crlf.creds'],
+    ['NATS_CREDS', 'unterminated.creds'],
+    ['NATS_NKEY', 'pubout.nk'],
+    ['NATS_NKEY', 'user.creds'],
+  ])('%s accepts %s, as the nats CLI does', (variable, file) => {
+    expect(() => loadConfig({ NATS_URL: 'nats://a:4222', [variable]: path(file) })).not.toThrow();
+  });
+
   it('mean nothing without NATS_URL: standalone starts beside a shell configured for the nats CLI', () => {
     expect(() => loadConfig({ NATS_CREDS: path('missing.creds'), NATS_CERT: path('missing.crt') })).not.toThrow();
   });
@@ -85,12 +107,21 @@ describe('NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY and NATS_CA', () => {
     [{ NATS_CERT: 'tls.crt' }, 'NATS_KEY: NATS_CERT and NATS_KEY name a client certificate and its key: set both or neither'],
     [{ NATS_KEY: 'tls.key' }, 'NATS_CERT: NATS_CERT and NATS_KEY name a client certificate and its key: set both or neither'],
     [{ NATS_CREDS: 'missing.creds' }, 'NATS_CREDS: cannot read {dir}/missing.creds: ENOENT'],
-    [{ NATS_CREDS: 'notes.txt' }, 'NATS_CREDS: {dir}/notes.txt is not a creds file (a user JWT and a user NKey seed, as nsc writes them)'],
-    [{ NATS_NKEY: 'user.creds' }, 'NATS_NKEY: {dir}/user.creds does not hold a user NKey seed (SU…, as nsc or nk -gen user writes it)'],
+    [{ NATS_CREDS: 'notes.txt' }, 'NATS_CREDS: {dir}/notes.txt: it is not a creds file: a user JWT and a user NKey seed, each between dashed lines, as nsc writes them'],
+    [{ NATS_CREDS: 'stranger.creds' }, /^NATS_CREDS: \S+stranger\.creds: its seed is not the key of the user its JWT names \(U[A-Z2-7]{55}\)$/],
+    [{ NATS_CREDS: 'expired.creds' }, /^NATS_CREDS: \S+expired\.creds: its user JWT expired at \d{4}-\d\d-\d\dT/],
+    [{ NATS_NKEY: 'notes.txt' }, 'NATS_NKEY: {dir}/notes.txt: it holds no user NKey seed (SU…, as nsc or nk -gen user writes it)'],
+    [{ NATS_NKEY: 'typo.nk' }, /^NATS_NKEY: \S+typo\.nk: its NKey seed is not valid \(.*checksum.*\)$/i],
     [{ NATS_CA: 'notes.txt' }, 'NATS_CA: {dir}/notes.txt holds no usable CA certificate: no PEM certificate in it'],
   ])('%o is refused at start, naming the variable', (files, message) => {
     const env = Object.fromEntries(Object.entries(files).map(([variable, name]) => [variable, path(name)]));
-    expect(() => loadConfig({ NATS_URL: 'nats://a:4222', ...env })).toThrow(new ConfigError([message.replace('{dir}', dir)]));
+    let problems: string[] = [];
+    try {
+      loadConfig({ NATS_URL: 'nats://a:4222', ...env });
+    } catch (error) {
+      problems = (error as ConfigError).problems;
+    }
+    expect(problems).toEqual([typeof message === 'string' ? message.replace('{dir}', dir) : expect.stringMatching(message)]);
   });
 
   it('refuses a key that is not the certificate\'s, as the TLS handshake would', () => {
@@ -99,5 +130,16 @@ describe('NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY and NATS_CA', () => {
 
   it('refuses credentials in NATS_URL beside a creds or NKey file: one connection has one identity', () => {
     expect(() => loadConfig({ NATS_URL: 'nats://u:p@a:4222', NATS_NKEY: path('user.nk') })).toThrow(new ConfigError(['NATS_URL: carries credentials and NATS_NKEY is set; one connection has one identity']));
+  });
+
+  it('never quote a seed in a refusal', () => {
+    let message = '';
+    try {
+      loadConfig({ NATS_URL: 'nats://a:4222', NATS_NKEY: path('typo.nk') });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('NATS_NKEY');
+    expect(message).not.toMatch(/SU[A-Z2-7]{20}/);
   });
 });

@@ -1,4 +1,5 @@
 import type { DatasetInput } from '../schemas/input.js';
+import type { Review } from '../schemas/review.js';
 
 /**
  * What the service publishes of a dataset: its verified reviews, as the interface contract says ("publishes
@@ -9,20 +10,32 @@ import type { DatasetInput } from '../schemas/input.js';
  * published. Without unverified reviews the input itself is returned, nothing copied.
  */
 export function publishedPart(input: DatasetInput): DatasetInput {
-  if (input.reviews.every((review) => review.verified)) return input;
-  const reviews = input.reviews.filter((review) => review.verified);
-  const published = new Set(reviews.map((review) => review.id));
-  const { per_review: perReview, faq } = input.analysis;
+  const unpublished = unpublishedIds(input.reviews);
+  if (unpublished.size === 0) return input;
   return {
     ...input,
-    reviews,
+    reviews: input.reviews.filter((review) => !unpublished.has(review.id)),
     analysis: {
       ...input.analysis,
-      per_review: Object.fromEntries(Object.entries(perReview).filter(([id]) => published.has(id))),
-      faq: faq.flatMap((entry) => {
-        const sources = entry.source_review_ids.filter((id) => published.has(id));
+      per_review: withoutKeys(input.analysis.per_review, unpublished),
+      faq: input.analysis.faq.flatMap((entry) => {
+        const sources = entry.source_review_ids.filter((id) => !unpublished.has(id));
         return sources.length === 0 ? [] : [{ ...entry, source_review_ids: sources }];
       }),
     },
   };
+}
+
+/** The ids of the reviews publishedPart leaves out: the unverified ones, a small share of a dataset if any. */
+export function unpublishedIds(reviews: readonly Review[]): ReadonlySet<string> {
+  const ids = new Set<string>();
+  for (const review of reviews) if (!review.verified) ids.add(review.id);
+  return ids;
+}
+
+/** `record` without `keys`, in its own key order; no entry arrays, which at 100,000 analyses cost hundreds of ms. */
+function withoutKeys<T>(record: Readonly<Record<string, T>>, keys: ReadonlySet<string>): Record<string, T> {
+  const kept: Record<string, T> = {};
+  for (const key in record) if (!keys.has(key)) kept[key] = record[key] as T;
+  return kept;
 }

@@ -23,7 +23,7 @@ export const ReviewsDocument = z
     generated_at: IsoDateTime,
     business: Business,
     aggregate_rating: AggregateRating,
-    reviews: z.array(Review).meta({ description: 'All reviews, newest first (date, then id, descending).' }),
+    reviews: z.array(Review).meta({ description: 'Every verified review of the dataset (the published ones), newest first (date, then id, descending).' }),
   })
   .meta({ id: 'ReviewsDocument', description: 'GET /reviews.json' });
 export type ReviewsDocument = z.infer<typeof ReviewsDocument>;
@@ -97,7 +97,7 @@ export const InsightsDocument = z
     version: z.int().min(1),
     generated_at: IsoDateTime,
     model: z.string(),
-    review_count: Count.meta({ description: 'Number of reviews in the dataset (equals aggregate_rating.review_count).' }),
+    review_count: Count.meta({ description: 'Number of published (verified) reviews the insights describe (equals aggregate_rating.review_count).' }),
     date_range: z.strictObject({ earliest: IsoDate.nullable(), latest: IsoDate.nullable() }).meta({ description: 'Oldest and newest review date; null when there are no reviews.' }),
     overall_sentiment: OverallSentiment,
     aspects: z.array(AspectInsight),
