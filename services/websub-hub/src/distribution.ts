@@ -13,6 +13,8 @@ export const MAX_CONSECUTIVE_FAILURES = 3;
 export const DENIAL_REASON = 'delivery-failed-3-times';
 /** This replica has not loaded the announced dataset yet: look again shortly. */
 const SNAPSHOT_LAG_RETRY_MS = 250;
+/** A delivery the origin's busy connections kept from being sent goes back in the queue this long. */
+const ORIGIN_BUSY_RETRY_MS = 1_000;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
 const SNAPSHOT_LAG_GIVE_UP_MS = 5 * 60_000;
 
@@ -146,6 +148,11 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
     );
     logger.debug(log, 'notification delivered');
     return done;
+  }
+  if (!result.ok && result.reason === 'busy') {
+    // Never sent: the hub's own connections to that origin were all taken. Not the subscriber's failure.
+    logger.debug(log, 'notification deferred: every connection to the callback origin is busy');
+    return { retryInMs: ORIGIN_BUSY_RETRY_MS };
   }
   if (status === 410) {
     metrics.deliveries.inc({ topic: job.topic, outcome: 'gone' });

@@ -25,12 +25,16 @@ export interface OutboundOptions {
 export interface OutboundTimeouts {
   readonly connectMs: number;
   readonly headersMs: number;
+  /** From the moment the request has its connection slot; the wait for one counts apart (`queueMs`). */
   readonly totalMs: number;
+  /** Longest wait for one of the origin's connections before the request is given up as `busy`, unsent. */
+  readonly queueMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: OutboundTimeouts = { connectMs: 5_000, headersMs: 10_000, totalMs: 15_000 };
+export const DEFAULT_TIMEOUTS: OutboundTimeouts = { connectMs: 5_000, headersMs: 10_000, totalMs: 15_000, queueMs: 10_000 };
 
-export type FailureReason = 'blocked' | 'timeout' | 'tls' | 'network';
+/** `busy`: never sent, every connection to the origin stayed taken by others; the subscriber did nothing wrong. */
+export type FailureReason = 'blocked' | 'timeout' | 'tls' | 'network' | 'busy';
 
 export type OutboundResult =
   | { readonly ok: true; readonly status: number; readonly body: Buffer; readonly truncated: boolean }
@@ -93,9 +97,11 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
     }
     connectTls(opts, callback);
   };
+  const connections = options.connectionsPerOrigin ?? 8;
+  const slots = new OriginSlots(connections);
   const agent = new Agent({
     connect,
-    connections: options.connectionsPerOrigin ?? 8,
+    connections,
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.headersMs,
     keepAliveTimeout: 4_000,
@@ -103,6 +109,12 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
 
   return {
     async send(req) {
+      // The hub sends up to 64 deliveries at once, and many may go to one origin (a webhook platform
+      // gives each user a callback): queued inside the agent, they spent their timeout waiting, and
+      // subscribers answering every request in time were counted failing, sent twice, even removed.
+      const origin = new URL(req.url).origin;
+      const release = await slots.acquire(origin, timeouts.queueMs);
+      if (release === null) return { ok: false, reason: 'busy', detail: `all ${connections} connections to ${origin} stayed busy for ${timeouts.queueMs} ms` };
       const signal = AbortSignal.timeout(timeouts.totalMs);
       try {
         const response = await request(req.url, {
@@ -122,10 +134,48 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
         return { ok: true, status: response.statusCode, body, truncated };
       } catch (error) {
         return classify(error, signal);
+      } finally {
+        release();
       }
     },
     close: () => agent.close(),
   };
+}
+
+/** At most `limit` requests in flight per origin, the rest waiting their turn in order, each for a bounded time. */
+class OriginSlots {
+  readonly #byOrigin = new Map<string, { active: number; readonly waiting: Array<() => void> }>();
+
+  constructor(private readonly limit: number) {}
+
+  /** Resolves with the function that frees the slot, or null when none came free within `waitMs`. */
+  acquire(origin: string, waitMs: number): Promise<(() => void) | null> {
+    let slots = this.#byOrigin.get(origin);
+    if (slots === undefined) this.#byOrigin.set(origin, (slots = { active: 0, waiting: [] }));
+    const entry = slots;
+    const release = () => {
+      entry.active--;
+      const next = entry.waiting.shift();
+      if (next !== undefined) next();
+      else if (entry.active === 0) this.#byOrigin.delete(origin);
+    };
+    if (entry.active < this.limit) {
+      entry.active++;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve) => {
+      const take = () => {
+        clearTimeout(timer);
+        entry.active++;
+        resolve(release);
+      };
+      const timer = setTimeout(() => {
+        entry.waiting.splice(entry.waiting.indexOf(take), 1);
+        resolve(null);
+      }, waitMs);
+      entry.waiting.push(take);
+    });
+  }
 }
 
 /** A destroyed response body reports its abort as an error nobody is waiting for. */

@@ -29,7 +29,7 @@ export interface VerificationDeps {
   readonly now: () => number;
 }
 
-export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | 'blocked' | 'timeout' | 'tls' | 'network';
+export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | 'blocked' | 'timeout' | 'tls' | 'network' | 'busy';
 
 /**
  * Verification of intent (W3C WebSub §5.3): GET the callback with a fresh single-use challenge and

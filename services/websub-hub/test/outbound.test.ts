@@ -4,6 +4,7 @@ import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { withHubParams } from '../src/callback-url.js';
 import { createOutboundClient, type OutboundClient } from '../src/outbound.js';
 import { createTestPki, Subscriber, type TestPki } from './support.js';
+import { eventually } from '../../../test/support/eventually.js';
 
 describe('isPublicAddress', () => {
   it.each([
@@ -39,12 +40,13 @@ describe('outbound client (real HTTPS on loopback)', () => {
   let pki: TestPki;
   let server: Subscriber;
   const clients: OutboundClient[] = [];
-  const client = (allowPrivateAddresses: boolean, extra: { ca?: string; totalMs?: number } = {}) => {
+  const client = (allowPrivateAddresses: boolean, extra: { ca?: string; totalMs?: number; queueMs?: number; connectionsPerOrigin?: number } = {}) => {
     const c = createOutboundClient({
       allowPrivateAddresses,
       userAgent: 'test-agent',
       ...(extra.ca ? { tls: { ca: extra.ca } } : {}),
-      ...(extra.totalMs ? { timeouts: { totalMs: extra.totalMs } } : {}),
+      timeouts: { ...(extra.totalMs ? { totalMs: extra.totalMs } : {}), ...(extra.queueMs ? { queueMs: extra.queueMs } : {}) },
+      ...(extra.connectionsPerOrigin ? { connectionsPerOrigin: extra.connectionsPerOrigin } : {}),
     });
     clients.push(c);
     return c;
@@ -83,6 +85,32 @@ describe('outbound client (real HTTPS on loopback)', () => {
     const big = await c.send({ method: 'GET', url: server.url('big'), keepBodyBytes: 1024 });
     expect(big.ok && big.body.length).toBe(1024);
     expect(big.ok && big.truncated).toBe(true);
+  });
+
+  // Many callbacks on one origin (a webhook platform), a subscriber that answers each request in time but not
+  // at once: requests waiting for one of the origin's connections must not spend their timeout waiting.
+  it('counts the total timeout from the moment a request has its connection, not while it waits for one', async () => {
+    server.behave('slow', () => 'hang');
+    const c = client(true, { ca: pki.caPem, totalMs: 400, connectionsPerOrigin: 2 });
+    const answering = setInterval(() => server.answerHanging(204), 150);
+    try {
+      const results = await Promise.all(Array.from({ length: 8 }, () => c.send({ method: 'POST', url: server.url('slow'), body: Buffer.from('x'), keepBodyBytes: 0 })));
+      expect(results.map((r) => (r.ok ? r.status : r.reason))).toEqual(Array(8).fill(204));
+    } finally {
+      clearInterval(answering);
+    }
+  });
+
+  it('gives a request up unsent, as busy, when the origin\'s connections stay taken past the queue wait', async () => {
+    server.behave('taken', () => 'hang');
+    const c = client(true, { ca: pki.caPem, queueMs: 100, connectionsPerOrigin: 1 });
+    const first = c.send({ method: 'POST', url: server.url('taken'), body: Buffer.from('x'), keepBodyBytes: 0 });
+    await eventually(() => server.requests('taken').length === 1);
+    const second = await c.send({ method: 'POST', url: server.url('taken'), body: Buffer.from('y'), keepBodyBytes: 0 });
+    expect(second).toMatchObject({ ok: false, reason: 'busy' });
+    expect(server.requests('taken')).toHaveLength(1);
+    server.answerHanging(204);
+    expect(await first).toMatchObject({ ok: true, status: 204 });
   });
 
   it('gives up after the total timeout', async () => {

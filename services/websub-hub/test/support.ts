@@ -142,6 +142,12 @@ export class Subscriber {
   }
 
   /** Drop every request left hanging: the hub sees a network error at once. */
+  /** Answers, with `status`, every request a 'hang' behaviour holds now: a subscriber that is slow, not dead. */
+  answerHanging(status: number): void {
+    for (const res of this.hanging) res.writeHead(status).end();
+    this.hanging.clear();
+  }
+
   releaseHanging(): void {
     for (const res of this.hanging) res.destroy();
     this.hanging.clear();
