@@ -27,6 +27,10 @@ export interface NatsServerHandle {
   /** Start again after `stop()`, same port and store dir; resolves once /healthz answers ok. */
   start(): Promise<void>;
   restart(): Promise<void>;
+  /** SIGSTOP: the server keeps its port and accepts TCP connections, but answers nothing (a hung server). */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  thaw(): void;
   /** Stop (if running) and delete the store dir. Call it in afterAll. */
   dispose(): Promise<void>;
 }
@@ -74,6 +78,8 @@ async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHand
     const proc = child;
     if (!proc) return;
     child = null;
+    // A frozen server would never act on the stop signal.
+    proc.kill('SIGCONT');
     await stopChild(proc);
   };
 
@@ -96,6 +102,8 @@ async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHand
       await stop();
       await start();
     },
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
     dispose: async () => {
       await stop();
       await rm(storeDir, { recursive: true, force: true });

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { connect, jwtAuthenticator, nkeyAuthenticator, type Authenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { jwtAuthenticator, NatsConnectionImpl, nkeyAuthenticator, setTransportFactory, type Authenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { NodeTransport, nodeResolveHost } from '@nats-io/transport-node/lib/node_transport.js';
 import { natsConnectOptions, parseNatsCreds, parseNatsSeed, type NatsAccess } from '@reviews/runtime';
+
+/** The client sends a PING this often, and takes the connection as lost with two unanswered: a hung server is noticed within ~30 s, not nats.js's ~6 minutes. */
+const PING_INTERVAL_MS = 10_000;
+const MAX_PINGS_OUT = 2;
 
 /** How one process connects; everything but where and as whom, which come from the NatsAccess. */
 export type NatsConnectSettings = Pick<ConnectionOptions, 'name' | 'timeout' | 'maxReconnectAttempts' | 'reconnectTimeWait'>;
@@ -18,7 +23,31 @@ export type NatsConnectSettings = Pick<ConnectionOptions, 'name' | 'timeout' | '
  */
 export function connectNats(access: NatsAccess, settings: NatsConnectSettings): Promise<NatsConnection> {
   const { credsFile, nkeyFile, ...options } = natsConnectOptions(access);
-  return connect({ ...options, ...identity(credsFile, nkeyFile), ignoreAuthErrorAbort: true, ...settings });
+  // What transport-node's connect() does, with a transport that closes what it dialled (below).
+  setTransportFactory({ factory: () => new DialClosingTransport(), dnsResolveFn: nodeResolveHost });
+  return NatsConnectionImpl.connect({
+    ...options,
+    ...identity(credsFile, nkeyFile),
+    ignoreAuthErrorAbort: true,
+    pingInterval: PING_INTERVAL_MS,
+    maxPingOut: MAX_PINGS_OUT,
+    ...settings,
+  });
+}
+
+/**
+ * nats.js's transport closes only a socket whose handshake finished: a dial that timed out waiting for the
+ * server's INFO (a hung server still accepting TCP) left its socket open, one per attempt while the
+ * server hung, and kept the publish CLI from ever exiting.
+ */
+class DialClosingTransport extends NodeTransport {
+  override close(err?: Error): Promise<void> {
+    if (!this.connected) {
+      this.done = true;
+      this.socket?.destroy();
+    }
+    return super.close(err);
+  }
 }
 
 function identity(credsFile: string | undefined, nkeyFile: string | undefined): { authenticator?: Authenticator } {
