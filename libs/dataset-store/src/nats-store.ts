@@ -68,6 +68,23 @@ export async function openDatasetBuckets(nc: NatsConnection, replicas: number): 
 }
 
 /**
+ * The version the `current` pointer designates now, read on each call; null without a pointer, or with one
+ * this version cannot read. Hub replicas announce a dataset only while it is the current one.
+ */
+export function currentDatasetVersion(nc: NatsConnection): () => Promise<string | null> {
+  let pointers: Promise<KV> | undefined;
+  return async () => {
+    pointers ??= new Kvm(jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS })).open(POINTER_BUCKET).catch((error: unknown) => {
+      pointers = undefined;
+      throw error;
+    });
+    const entry = await (await pointers).get(POINTER_KEY);
+    const read = entry === null ? null : readPointer(entry);
+    return read?.ok ? read.pointer.version : null;
+  };
+}
+
+/**
  * The publishing side of the NATS dataset store: stores a validated dataset as an object, reads it
  * back, and only then moves the `current` pointer with compare-and-set. The pointer move is the
  * change event every replica follows; old objects are pruned only after it succeeded.

@@ -1,5 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { currentDatasetVersion } from '@reviews/dataset-store';
 import { createWebSubHub, DEFAULT_LIMITS, type HubConfig, type WebSubHub, type WebSubHubDeps } from './hub.js';
 import { createMemoryJobQueue } from './queue/memory-queue.js';
 import { createNatsJobQueue } from './queue/nats-queue.js';
@@ -45,5 +46,5 @@ export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promi
     logger: deps.logger,
   });
   const { nc: _nc, ackWaitMs: _ackWaitMs, replicas: _replicas, ...hubDeps } = deps;
-  return createWebSubHub({ ...hubDeps, store, queue, sharedAcrossReplicas: true });
+  return createWebSubHub({ ...hubDeps, store, queue, currentVersion: currentDatasetVersion(deps.nc) });
 }

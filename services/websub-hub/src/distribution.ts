@@ -29,11 +29,13 @@ export interface DistributionDeps {
   readonly retryDelaysMs: readonly number[];
   readonly now: () => number;
   /**
-   * Several replicas announce concurrently (NATS): one that lags behind may swap to an older dataset
-   * after a newer one was announced, so announcements are ordered by publish time. A single process
-   * (standalone) announces in the order its snapshots arrive, whatever their timestamps.
+   * The dataset version the shared store designates now (the NATS pointer), when several replicas
+   * announce: one that lags behind may swap to an older dataset after a newer one was announced, and
+   * announces only what is still current. Not the publish time, which comes from the publisher's clock:
+   * one publish stamped an hour ahead kept every later change from being announced for that hour.
+   * Absent in a single process (standalone), which announces its snapshots in the order they arrive.
    */
-  readonly sharedAcrossReplicas: boolean;
+  readonly currentVersion?: () => Promise<string | null>;
 }
 
 /**
@@ -52,11 +54,16 @@ async function announce(snapshot: Snapshot, deps: DistributionDeps): Promise<voi
   const { store, queue, logger, now } = deps;
   const traceparent = activeTraceparent();
   const publishedAtMs = snapshot.publishedAt.getTime();
+  const current = deps.currentVersion ? await deps.currentVersion() : null;
+  if (current !== null && current !== snapshot.version) {
+    logger.debug({ version: snapshot.version, current }, 'dataset superseded before it was announced; its successor will be');
+    return;
+  }
   for (const topic of TOPICS) {
     const etag = snapshot.topic(topic).identity.etag;
     for (;;) {
       const state = await store.topicState(topic);
-      if (state?.etag === etag || (deps.sharedAcrossReplicas && state && state.publishedAtMs > publishedAtMs)) break;
+      if (state?.etag === etag) break;
       const seq = (state?.seq ?? 0) + 1;
       const t = now();
       const subscribers = (await store.list()).filter((s) => s.topic === topic && isActive(s, t));

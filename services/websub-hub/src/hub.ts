@@ -75,8 +75,8 @@ export interface WebSubHubDeps {
     readonly tls?: { readonly ca?: string | readonly string[] };
   };
   readonly limits?: Partial<HubLimits>;
-  /** True when several hub replicas share `store` and `queue` (NATS); see DistributionDeps. */
-  readonly sharedAcrossReplicas?: boolean;
+  /** When several hub replicas share `store` and `queue` (NATS): the version the dataset pointer designates now; see DistributionDeps. */
+  readonly currentVersion?: () => Promise<string | null>;
 }
 
 export interface WebSubHub {
@@ -144,7 +144,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     current: () => snapshots.current(),
     retryDelaysMs: config.WEBSUB_RETRY_DELAYS_MS,
     now,
-    sharedAcrossReplicas: deps.sharedAcrossReplicas ?? false,
+    ...(deps.currentVersion ? { currentVersion: deps.currentVersion } : {}),
   };
   const verification = {
     store,

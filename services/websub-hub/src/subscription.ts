@@ -53,6 +53,7 @@ export function isDueForSweep(record: SubscriptionRecord, now: number): boolean 
 export interface TopicState {
   readonly etag: string;
   readonly seq: number;
+  /** When the announced dataset was published, by its publisher's clock: for people reading the store (hub replicas order announcements by the dataset pointer). */
   readonly publishedAtMs: number;
 }
 

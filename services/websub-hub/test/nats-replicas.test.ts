@@ -1,4 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildSnapshotFromInput } from '@reviews/domain';
+import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
 import { createMetrics } from '@reviews/runtime';
@@ -7,6 +12,7 @@ import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLo
 
 /** Short enough that a dead replica's jobs move on quickly, longer than one (slow) test delivery. */
 const ACK_WAIT_MS = 1_500;
+const PUBLISH_CLI = new URL('../../../libs/dataset-store/dist/publish-cli.js', import.meta.url).pathname;
 
 interface Replica {
   readonly hub: RunningHub;
@@ -116,5 +122,30 @@ describe('two hub replicas on NATS JetStream', () => {
     await waitFor(queueDrained, 10_000, 'delivery queue drained');
     for (const name of NAMES) expect(received(name, body)).toBe(1);
     await c.stop();
+  });
+
+  // Announcements were ordered by the pointer's published_at, the publisher's clock: after one publish from a
+  // machine an hour ahead, every change published in that hour was silently never announced.
+  it('a publisher whose clock runs an hour ahead holds back no later change', async () => {
+    const d = await startReplica('hub-d');
+    const skew = join(dir.path, 'clock-an-hour-ahead.mjs');
+    await writeFile(
+      skew,
+      'const RealDate = Date; const ahead = 3_600_000;\n' +
+        'globalThis.Date = class extends RealDate { constructor(...a) { super(...(a.length ? a : [RealDate.now() + ahead])); } static now() { return RealDate.now() + ahead; } };\n',
+    );
+    const publishFrom = async (seed: number, preload: string[]) => {
+      const input = buildDataset({ reviews: 8, seed });
+      const file = join(dir.path, `dataset-${seed}.json`);
+      await writeFile(file, JSON.stringify(input));
+      const code = await new Promise<number | null>((resolve) => spawn(process.execPath, [...preload, PUBLISH_CLI, file], { env: { PATH: process.env.PATH, NATS_URL: nats.url }, stdio: 'ignore' }).once('exit', resolve));
+      expect(code).toBe(0);
+      return buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date() }).topic('reviews').identity.body;
+    };
+    const ahead = await publishFrom(5, ['--import', skew]);
+    await waitFor(() => NAMES.every((n) => received(n, ahead) === 1), 15_000, 'the change published an hour ahead delivered');
+    const next = await publishFrom(6, []);
+    await waitFor(() => NAMES.every((n) => received(n, next) === 1), 15_000, 'the next change delivered too');
+    await d.stop();
   });
 });
