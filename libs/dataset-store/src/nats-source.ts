@@ -102,6 +102,10 @@ export class NatsDatasetSource implements DatasetSource {
         const buckets = await openDatasetBuckets(nc, this.options.replicas);
         // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
         const entry = await buckets.pointers.get(POINTER_KEY);
+        // Revisions only grow within one bucket: none at all, or a lower one, means the bucket was made
+        // anew (NATS lost its store, an operator recreated it), whose revisions start again at 1. Every
+        // later publish would otherwise be skipped as handled, silently, while new pods served it.
+        if (entry === null || entry.revision < this.handledRevision) this.handledRevision = 0;
         if (entry !== null) await this.enqueue(buckets, entry, onDataset);
         initial.resolve();
         // The watch replays the latest value, then follows moves; revisions already handled are skipped.

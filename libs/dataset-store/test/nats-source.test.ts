@@ -305,6 +305,36 @@ describe('NATS dataset source when NATS is down at start', () => {
   });
 });
 
+// NATS reinstalled or its volume lost: the pointer bucket is made anew and its revisions start again at 1.
+describe('NATS dataset source when NATS comes back with an empty store', () => {
+  it('follows the publishes into the new store instead of skipping them as already handled', async () => {
+    const server = await startNatsServer();
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'store-lost', logger: silent, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'store-lost' });
+    const publish = async (seed: number) => {
+      const publisher = await connect({ servers: server.url });
+      try {
+        const input = buildDataset({ reviews: 6, seed });
+        await (await NatsDatasetStore.open(publisher, 1)).publish(input);
+        await eventually(() => follower.current()?.version === datasetVersion(input), { timeoutMs: 15_000 });
+      } finally {
+        await publisher.close();
+      }
+    };
+    try {
+      for (const seed of [31, 32, 33, 34]) await publish(seed);
+      await server.stop();
+      await rm(server.storeDir, { recursive: true, force: true });
+      await server.start();
+      await publish(35);
+    } finally {
+      await follower.close();
+      await server.dispose();
+    }
+  });
+});
+
 describe('NATS dataset source with a fetch that never completes', () => {
   it('closes at once while an object read is stalled (its chunks purged under it)', async () => {
     const server = await startNatsServer();
