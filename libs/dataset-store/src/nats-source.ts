@@ -27,6 +27,8 @@ export interface NatsDatasetSourceOptions {
 const CONNECT_TIMEOUT_MS = 2_000;
 const RETRY_DELAY_MS = 1_000;
 const RECONNECT_WAIT_MS = 1_000;
+/** While the watch keeps failing, one warning per this many attempts (about a minute). */
+const WATCH_WARN_EVERY = 60;
 
 /**
  * An object read that has not finished by then is given up and retried like any NATS trouble: the
@@ -97,9 +99,15 @@ export class NatsDatasetSource implements DatasetSource {
     if (nc === null) return initial.resolve();
     this.nc = nc;
     void this.followStatus(nc);
+    let failures = 0;
     while (!this.closed) {
       try {
         const buckets = await openDatasetBuckets(nc, this.options.replicas);
+        if (failures > 0) {
+          failures = 0;
+          this.setConnected(true, `connected to ${nc.getServer()}`);
+          this.options.logger.info('NATS dataset watch restored');
+        }
         // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
         const entry = await buckets.pointers.get(POINTER_KEY);
         // Revisions only grow within one bucket: none at all, or a lower one, means the bucket was made
@@ -115,7 +123,11 @@ export class NatsDatasetSource implements DatasetSource {
         for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
       } catch (error) {
         if (this.closed) break;
-        this.options.logger.warn({ err: error }, 'NATS dataset watch failed; retrying');
+        failures++;
+        // Connected, yet no dataset can come (JetStream off or still recovering, the account without it):
+        // /readyz says why, and the log says so once a minute rather than with a stack every second.
+        if (this.connected) this.detail = `connected to ${nc.getServer()}, but cannot follow the dataset pointer (attempt ${failures}): ${(error as Error).message}`;
+        if (failures % WATCH_WARN_EVERY === 1) this.options.logger.warn({ err: error, attempt: failures }, 'NATS dataset watch failed; retrying');
         // E.g. JetStream still recovering: don't hold the service's start-up hostage to it.
         initial.resolve();
       }

@@ -305,6 +305,30 @@ describe('NATS dataset source when NATS is down at start', () => {
   });
 });
 
+// An account without JetStream (or a server without it): connected, yet no dataset can ever come.
+describe('NATS dataset source on an account without JetStream', () => {
+  it('says in /readyz why nothing is served, and warns once, not every second', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nats-nojs-'));
+    const config = join(dir, 'accounts.conf');
+    await writeFile(config, 'accounts {\n  PLAIN { users: [ { user: plain, password: "pw" } ] }\n}\n');
+    const server = await startNatsServer(['-c', config]);
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: server.url.replace('nats://', 'nats://plain:pw@') }, replicas: 1, service: 'no-js', logger, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger, metrics, service: 'no-js' });
+    try {
+      await eventually(() => /cannot follow the dataset pointer \(attempt [3-9]\): .*jetstream/i.test(follower.health().source.detail), { timeoutMs: 15_000 });
+      expect(follower.health()).toMatchObject({ ready: false, source: { connected: true } });
+      expect(lines.filter((line) => line.includes('NATS dataset watch failed'))).toHaveLength(1);
+    } finally {
+      await follower.close();
+      await server.dispose();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 // NATS reinstalled or its volume lost: the pointer bucket is made anew and its revisions start again at 1.
 describe('NATS dataset source when NATS comes back with an empty store', () => {
   it('follows the publishes into the new store instead of skipping them as already handled', async () => {
