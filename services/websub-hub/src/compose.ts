@@ -46,5 +46,17 @@ export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promi
     logger: deps.logger,
   });
   const { nc: _nc, ackWaitMs: _ackWaitMs, replicas: _replicas, ...hubDeps } = deps;
-  return createWebSubHub({ ...hubDeps, store, queue, currentVersion: currentDatasetVersion(deps.nc) });
+  return createWebSubHub({ ...hubDeps, store, queue, storeUnavailable: disconnection(deps.nc), currentVersion: currentDatasetVersion(deps.nc) });
+}
+
+/** Null while `nc` is connected, else why not; followed from its status events. */
+function disconnection(nc: NatsConnection): () => string | null {
+  let reason: string | null = null;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') reason = `NATS disconnected from ${status.server}; reconnecting`;
+      else if (status.type === 'reconnect') reason = null;
+    }
+  })();
+  return () => (nc.isClosed() ? 'its NATS connection is closed' : reason);
 }

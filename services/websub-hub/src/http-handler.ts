@@ -26,6 +26,8 @@ export interface HubEndpointDeps {
   readonly limitCallbackHost: (client: string, host: string) => RateDecision;
   /** False when this replica already has its maximum of verifications in flight. */
   readonly canAcceptVerification: () => boolean;
+  /** Why the subscription store cannot be reached now (NATS disconnected), or null: a 202 would promise a verification that cannot happen. */
+  readonly storeUnavailable: () => string | null;
   /** Start the asynchronous verification of an accepted request. */
   readonly accept: (request: HubRequest, requestedAt: number) => void;
 }
@@ -99,6 +101,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     metrics.requests.inc({ mode: request.mode, outcome: 'rate_limited' });
     res.setHeader('Retry-After', String(host.retryAfterSeconds));
     return text(res, 429, 'Too many hub requests for this callback host; retry later.');
+  }
+  const unavailable = deps.storeUnavailable();
+  if (unavailable !== null) {
+    metrics.requests.inc({ mode: request.mode, outcome: 'unavailable' });
+    res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return text(res, 503, `The hub cannot reach its subscription store: ${unavailable}. Retry later.`);
   }
   if (!deps.canAcceptVerification()) {
     metrics.requests.inc({ mode: request.mode, outcome: 'overloaded' });

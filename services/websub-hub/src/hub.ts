@@ -75,6 +75,8 @@ export interface WebSubHubDeps {
     readonly tls?: { readonly ca?: string | readonly string[] };
   };
   readonly limits?: Partial<HubLimits>;
+  /** Why `store` cannot be reached now (NATS disconnected), or null; absent: always reachable (a file). */
+  readonly storeUnavailable?: () => string | null;
   /** When several hub replicas share `store` and `queue` (NATS): the version the dataset pointer designates now; see DistributionDeps. */
   readonly currentVersion?: () => Promise<string | null>;
 }
@@ -168,6 +170,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     limitClient: createRateLimiter(limits.perClient),
     limitCallbackHost: limitPerClientAndHost(createRateLimiter(limits.perCallbackHost), createRateLimiter(limits.perCallbackHostTotal)),
     canAcceptVerification: () => !closed && pending.size < limits.maxPendingVerifications,
+    storeUnavailable: deps.storeUnavailable ?? (() => null),
     accept: (request: HubRequest, requestedAt: number) =>
       track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),
   });

@@ -148,4 +148,23 @@ describe('two hub replicas on NATS JetStream', () => {
     await waitFor(() => NAMES.every((n) => received(n, next) === 1), 15_000, 'the next change delivered too');
     await d.stop();
   });
+
+  // A 202 promises a verification; with its store out of reach the hub could only drop the request later.
+  it('answers 503 with Retry-After while NATS is away, and 202 once it is back', async () => {
+    const e = await startReplica('hub-e');
+    const subscribe = () => e.hub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('while-nats-away') });
+    await nats.stop();
+    try {
+      await waitFor(async () => (await subscribe()).status === 503, 10_000, 'subscriptions refused while NATS is away');
+      const refused = await subscribe();
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.text).toMatch(/^The hub cannot reach its subscription store: NATS disconnected from .*; reconnecting\. Retry later\.\n$/);
+      expect(subscriber.verifications('while-nats-away')).toEqual([]);
+    } finally {
+      await nats.start();
+    }
+    await waitFor(async () => (await subscribe()).status === 202, 20_000, 'subscriptions accepted again');
+    await waitFor(() => subscriber.verifications('while-nats-away').length >= 1, 10_000, 'the accepted request verified');
+    await e.stop();
+  });
 });

@@ -432,7 +432,11 @@ function hubPath(urls: PublicUrls): Json {
         '413': { description: 'Payload Too Large: the form exceeds 16 KiB.', content: TEXT_PLAIN('The body must be at most 16384 bytes.') },
         '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
         '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
-        '503': { description: 'The hub has too many verifications in progress.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.') },
+        '503': {
+          description: 'The hub cannot take the request now: too many verifications in progress, or its subscription store (NATS) out of reach. Nothing was accepted; retry after the given seconds.',
+          headers: { 'Retry-After': RETRY_AFTER },
+          content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.'),
+        },
       },
       callbacks: {
         verification: {
