@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { buildSnapshotFromInput } from '@reviews/domain';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
+import { connectNats, followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
 import { createMetrics } from '@reviews/runtime';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
@@ -37,7 +37,8 @@ async function startReplica(name: string): Promise<Replica> {
   const metrics = createMetrics();
   const source = new NatsDatasetSource({ nats: { servers: nats.url }, replicas: 1, service: name, logger: silentLogger, registry: metrics.registry });
   const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silentLogger, metrics, service: name });
-  const nc = await connect({ servers: nats.url, name });
+  // As a pod connects (nats-pod.ts): reconnecting forever, PINGs that notice a lost reconnect.
+  const nc = await connectNats({ servers: nats.url }, { name, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   const hub = await startHub({ pki, dataDir: dir.path, follower, nats: { nc, ackWaitMs: ACK_WAIT_MS, deliveryConcurrency: 2 } });
   const replica: Replica = {
     hub,
@@ -163,8 +164,8 @@ describe('two hub replicas on NATS JetStream', () => {
     } finally {
       await nats.start();
     }
-    await waitFor(async () => (await subscribe()).status === 202, 20_000, 'subscriptions accepted again');
+    await waitFor(async () => (await subscribe()).status === 202, 45_000, 'subscriptions accepted again');
     await waitFor(() => subscriber.verifications('while-nats-away').length >= 1, 10_000, 'the accepted request verified');
     await e.stop();
-  });
+  }, 90_000);
 });
