@@ -1,5 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
-import { sameJsonValue, unpublishedIds, type PerReviewAnalysis, type Review, type SnapshotContent } from '@reviews/domain';
+import { publishedAnalyses, sameJsonValue, unpublishedIds, type InsightsDocument, type PerReviewAnalysis, type Review, type SnapshotContent } from '@reviews/domain';
 import { buildError, detachBodies, reviveBodies, type BuildRequest, type ContentOutcome } from './follow-build.js';
 
 /**
@@ -123,10 +123,6 @@ export async function unpackOutcome(message: BuildMessage, betweenSlices: () => 
     await betweenSlices();
     for (const review of deserialize(slice) as Review[]) reviews.push(review);
   }
-  // The insights' per_review holds the analyses of the published reviews alone (publishedPart), made slice by
-  // slice here: filtered in one task after the last slice, 100,000 analyses held the thread ~400 ms.
-  const unpublished = unpublishedIds(reviews);
-  const published: Record<string, PerReviewAnalysis> = unpublished.size === 0 ? perReview : {};
   for (const [k, slice] of analysisSlices.entries()) {
     let entries: [string, PerReviewAnalysis][];
     if (slice === null) {
@@ -135,10 +131,7 @@ export async function unpackOutcome(message: BuildMessage, betweenSlices: () => 
       await betweenSlices();
       entries = deserialize(slice) as [string, PerReviewAnalysis][];
     }
-    for (const [id, analysis] of entries) {
-      perReview[id] = analysis;
-      if (published !== perReview && !unpublished.has(id)) published[id] = analysis;
-    }
+    for (const [id, analysis] of entries) perReview[id] = analysis;
   }
   const content = reviveBodies(outcome.content);
   const input = { ...content.input, reviews, analysis: { ...content.input.analysis, per_review: perReview } };
@@ -148,7 +141,21 @@ export async function unpackOutcome(message: BuildMessage, betweenSlices: () => 
       ...content,
       input,
       reviewsDocument: { ...content.reviewsDocument, reviews: Array.from(newestFirst, (index) => reviews[index] as Review) },
-      insightsDocument: { ...content.insightsDocument, per_review: published },
+      insightsDocument: withPublishedAnalyses(content.insightsDocument, perReview, unpublishedIds(reviews)),
     },
   };
+}
+
+/**
+ * The insights document whose per_review holds the analyses of the published reviews alone (publishedPart),
+ * made on first read. Nothing on the serving thread reads it (the worker rendered the bytes and built the
+ * search index), and making a second map of every analysis at the swap added 10-15 ms to its largest
+ * event-loop delay at 10,000 reviews (one task of ~400 ms at 100,000). Without unpublished reviews it is
+ * the input's own map.
+ */
+function withPublishedAnalyses(document: InsightsDocument, perReview: Record<string, PerReviewAnalysis>, unpublished: ReadonlySet<string>): InsightsDocument {
+  if (unpublished.size === 0) return { ...document, per_review: perReview };
+  let published: Record<string, PerReviewAnalysis> | undefined;
+  const { per_review: _sent, ...rest } = document;
+  return Object.defineProperty(rest, 'per_review', { enumerable: true, get: () => (published ??= publishedAnalyses(perReview, unpublished)) }) as InsightsDocument;
 }

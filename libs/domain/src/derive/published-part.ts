@@ -1,4 +1,4 @@
-import type { DatasetInput } from '../schemas/input.js';
+import type { DatasetInput, PerReviewAnalysis } from '../schemas/input.js';
 import type { Review } from '../schemas/review.js';
 
 /**
@@ -17,7 +17,7 @@ export function publishedPart(input: DatasetInput): DatasetInput {
     reviews: input.reviews.filter((review) => !unpublished.has(review.id)),
     analysis: {
       ...input.analysis,
-      per_review: withoutKeys(input.analysis.per_review, unpublished),
+      per_review: publishedAnalyses(input.analysis.per_review, unpublished),
       faq: input.analysis.faq.flatMap((entry) => {
         const sources = entry.source_review_ids.filter((id) => !unpublished.has(id));
         return sources.length === 0 ? [] : [{ ...entry, source_review_ids: sources }];
@@ -33,9 +33,9 @@ export function unpublishedIds(reviews: readonly Review[]): ReadonlySet<string> 
   return ids;
 }
 
-/** `record` without `keys`, in its own key order; no entry arrays, which at 100,000 analyses cost hundreds of ms. */
-function withoutKeys<T>(record: Readonly<Record<string, T>>, keys: ReadonlySet<string>): Record<string, T> {
-  const kept: Record<string, T> = {};
-  for (const key in record) if (!keys.has(key)) kept[key] = record[key] as T;
+/** The analyses of the published reviews, in the map's own order; no entry arrays, which at 100,000 analyses cost hundreds of ms. */
+export function publishedAnalyses(perReview: Readonly<Record<string, PerReviewAnalysis>>, unpublished: ReadonlySet<string>): Record<string, PerReviewAnalysis> {
+  const kept: Record<string, PerReviewAnalysis> = {};
+  for (const id in perReview) if (!unpublished.has(id)) kept[id] = perReview[id] as PerReviewAnalysis;
   return kept;
 }
