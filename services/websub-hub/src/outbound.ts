@@ -112,7 +112,8 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       // The hub sends up to 64 deliveries at once, and many may go to one origin (a webhook platform
       // gives each user a callback): queued inside the agent, they spent their timeout waiting, and
       // subscribers answering every request in time were counted failing, sent twice, even removed.
-      const origin = new URL(req.url).origin;
+      const origin = URL.parse(req.url)?.origin;
+      if (origin === undefined) return { ok: false, reason: 'network', detail: 'not a URL' };
       const release = await slots.acquire(origin, timeouts.queueMs);
       if (release === null) return { ok: false, reason: 'busy', detail: `all ${connections} connections to ${origin} stayed busy for ${timeouts.queueMs} ms` };
       const signal = AbortSignal.timeout(timeouts.totalMs);
