@@ -26,8 +26,7 @@ interface JwtClaims {
  * wrong, never quoting the seed.
  */
 export function parseNatsCreds(text: string, now: Date = new Date()): NatsUserCredentials {
-  const blocks = [...text.matchAll(DECORATED_BLOCK)].map((match) => match[1] as string);
-  const [jwt, seed] = blocks;
+  const [jwt, seed] = decoratedBlocks(text);
   if (jwt === undefined || seed === undefined) throw new Error('it is not a creds file: a user JWT and a user NKey seed, each between dashed lines, as nsc writes them');
   const claims = jwtClaims(jwt);
   const publicKey = userPublicKey(seed);
@@ -41,11 +40,16 @@ export function parseNatsCreds(text: string, now: Date = new Date()): NatsUserCr
  * seed block, or the first line that is a user seed (`nk -gen user -pubout` adds the public key after it).
  */
 export function parseNatsSeed(text: string): string {
-  const decorated = [...text.matchAll(DECORATED_BLOCK)].map((match) => match[1] as string).find((block) => block.startsWith('SU'));
+  const decorated = decoratedBlocks(text).find((block) => block.startsWith('SU'));
   const seed = decorated ?? USER_SEED_LINE.exec(text)?.[1];
   if (seed === undefined) throw new Error('it holds no user NKey seed (SU…, as nsc or nk -gen user writes it)');
   userPublicKey(seed);
   return seed;
+}
+
+/** The contents of a text's decorated blocks, in order. */
+function decoratedBlocks(text: string): string[] {
+  return [...text.matchAll(DECORATED_BLOCK)].map((match) => match[1] as string);
 }
 
 /** The public key of a user seed; throws when the seed's checksum fails or it is not a user's. */
