@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
-import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
+import { createAccount, createOperator, createUser, type KeyPair } from '@nats-io/nkeys';
 import { pino } from 'pino';
 import { datasetVersion } from '@reviews/domain';
 import { createMetrics, loadConfig } from '@reviews/runtime';
@@ -35,6 +35,12 @@ async function followUntilServing(env: NodeJS.ProcessEnv, version: string): Prom
   }
 }
 
+/** A nats-server configuration that admits only the NKey user `publicKey`. */
+const onlyNkeyUser = (conf: string, publicKey: string) => writeFile(conf, `authorization { users: [ { nkey: ${publicKey} } ] }\n`);
+
+/** A seed file as `nk -gen user` writes it. */
+const writeSeed = (file: string, user: KeyPair) => writeFile(file, `${new TextDecoder().decode(user.getSeed())}\n`);
+
 /**
  * Identities a platform team's NATS asks for beyond a URL's user and password, each against a real
  * nats-server that requires it: publisher and replicas configured by the nats CLI's variables.
@@ -63,6 +69,13 @@ describe('NATS_CREDS, NATS_NKEY and NATS_CERT/NATS_KEY/NATS_CA against real nats
     return server;
   };
 
+  /** Without `identity` the server refuses the publish; with it the CLI publishes and a replica follows. */
+  const expectRequired = async (server: NatsServerHandle, identity: NodeJS.ProcessEnv): Promise<void> => {
+    expect(await publish(file, { NATS_URL: server.url })).toMatchObject({ code: PUBLISH_EXIT.natsUnavailable, err: expect.stringMatching(/Authorization Violation/i) });
+    expect(await publish(file, { NATS_URL: server.url, ...identity })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
+    await followUntilServing({ NATS_URL: server.url, ...identity }, version);
+  };
+
   // Decentralized auth (operator mode), as nsc sets it up: the server trusts an operator, the account
   // has JetStream, and the user proves itself with the JWT and seed of its creds file.
   it('publishes and follows with a creds file, and is refused without it', async () => {
@@ -84,22 +97,18 @@ describe('NATS_CREDS, NATS_NKEY and NATS_CERT/NATS_KEY/NATS_CA against real nats
     await writeFile(creds, fmtCreds(userJwt, user));
     const server = await serverWith(['-c', conf]);
 
-    expect(await publish(file, { NATS_URL: server.url })).toMatchObject({ code: PUBLISH_EXIT.natsUnavailable, err: expect.stringMatching(/Authorization Violation/i) });
-    expect(await publish(file, { NATS_URL: server.url, NATS_CREDS: creds })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
-    await followUntilServing({ NATS_URL: server.url, NATS_CREDS: creds }, version);
+    await expectRequired(server, { NATS_CREDS: creds });
   });
 
   it('publishes and follows with an NKey seed file, and is refused without it', async () => {
     const user = createUser();
     const conf = join(dir, 'nkey.conf');
-    await writeFile(conf, `authorization { users: [ { nkey: ${user.getPublicKey()} } ] }\n`);
+    await onlyNkeyUser(conf, user.getPublicKey());
     const seed = join(dir, 'user.nk');
-    await writeFile(seed, `${new TextDecoder().decode(user.getSeed())}\n`);
+    await writeSeed(seed, user);
     const server = await serverWith(['-c', conf]);
 
-    expect(await publish(file, { NATS_URL: server.url })).toMatchObject({ code: PUBLISH_EXIT.natsUnavailable, err: expect.stringMatching(/Authorization Violation/i) });
-    expect(await publish(file, { NATS_URL: server.url, NATS_NKEY: seed })).toEqual({ code: PUBLISH_EXIT.ok, err: '' });
-    await followUntilServing({ NATS_URL: server.url, NATS_NKEY: seed }, version);
+    await expectRequired(server, { NATS_NKEY: seed });
   });
 
   // A rotation caught half-way (the kubelet swaps a Secret's files; a CI job rewrites one): nats.js closed
@@ -107,10 +116,9 @@ describe('NATS_CREDS, NATS_NKEY and NATS_CERT/NATS_KEY/NATS_CA against real nats
   it('reconnects with the last seed that parsed when the file is unreadable at a reconnect', async () => {
     const user = createUser();
     const conf = join(dir, 'rotation.conf');
-    await writeFile(conf, `authorization { users: [ { nkey: ${user.getPublicKey()} } ] }\n`);
+    await onlyNkeyUser(conf, user.getPublicKey());
     const [replicaSeed, publisherSeed] = [join(dir, 'replica.nk'), join(dir, 'publisher.nk')];
-    const seedText = `${new TextDecoder().decode(user.getSeed())}\n`;
-    await Promise.all([writeFile(replicaSeed, seedText), writeFile(publisherSeed, seedText)]);
+    await Promise.all([writeSeed(replicaSeed, user), writeSeed(publisherSeed, user)]);
     const server = await serverWith(['-c', conf]);
     const env = { NATS_URL: server.url, NATS_NKEY: replicaSeed };
     const config = loadConfig(env);
@@ -139,10 +147,10 @@ describe('NATS_CREDS, NATS_NKEY and NATS_CERT/NATS_KEY/NATS_CA against real nats
   it('keeps reconnecting through refused credentials, and is back once they are accepted again', async () => {
     const [user, other] = [createUser(), createUser()];
     const conf = join(dir, 'revoked.conf');
-    const allow = (key: string) => writeFile(conf, `authorization { users: [ { nkey: ${key} } ] }\n`);
+    const allow = (key: string) => onlyNkeyUser(conf, key);
     await allow(user.getPublicKey());
     const seed = join(dir, 'revoked.nk');
-    await writeFile(seed, `${new TextDecoder().decode(user.getSeed())}\n`);
+    await writeSeed(seed, user);
     const server = await serverWith(['-c', conf]);
     const nc = await connectNats({ servers: server.url, nkey: seed }, { name: 'revoked', maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     let refusals = 0;
