@@ -36,7 +36,7 @@ export interface NatsHubOptions {
 export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promise<WebSubHub> {
   const js = jetstream(deps.nc, { timeout: 5_000 });
   const jsm = await jetstreamManager(deps.nc, { timeout: 5_000 });
-  const store = await openNatsSubscriptionStore(js, deps.replicas ?? 1);
+  const store = await openNatsSubscriptionStore(js, { logger: deps.logger, replicas: deps.replicas ?? 1 });
   const queue = await createNatsJobQueue({
     js,
     jsm,

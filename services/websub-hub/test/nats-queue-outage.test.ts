@@ -4,7 +4,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import type { DeliveryJob, JobQueue } from '../src/queue/job-queue.js';
-import { createNatsJobQueue } from '../src/queue/nats-queue.js';
+import { createNatsJobQueue, DELIVERY_CONSUMER, DELIVERY_STREAM } from '../src/queue/nats-queue.js';
 import { expectOneOutageLogged, WARN } from './outage-lines.js';
 import { capturingLogger, waitFor } from './support.js';
 
@@ -54,5 +54,16 @@ describe('the delivery loop while NATS is down', () => {
     expect(lines.filter((l) => l.level >= WARN).map((l) => l.msg)).toEqual(['pulling delivery jobs failed; retrying']);
     // Logged by the first pull that works, at the latest when it hands over the job delivered above.
     expectOneOutageLogged(lines, PULLING);
+  });
+});
+
+describe('the delivery loop after its consumer is deleted (by hand, or with a store NATS lost)', () => {
+  it('makes the consumer again and delivers the jobs enqueued meanwhile', async () => {
+    await (await jetstreamManager(nc)).consumers.delete(DELIVERY_STREAM, DELIVERY_CONSUMER);
+    await queue.enqueue([job('consumer-deleted')]);
+    await waitFor(() => handled.includes('consumer-deleted'), 20_000, 'a job delivered by the consumer made again');
+    expect(lines.filter((l) => l.msg.includes('was gone from NATS')).map((l) => l.msg)).toEqual([
+      `the delivery queue ${DELIVERY_STREAM} was gone from NATS (a store lost or deleted); made it anew`,
+    ]);
   });
 });

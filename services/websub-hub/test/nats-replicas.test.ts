@@ -1,12 +1,13 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildSnapshotFromInput } from '@reviews/domain';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { connectNats, followSnapshots, NatsDatasetSource, NatsDatasetStore, type SnapshotFollower } from '@reviews/dataset-store';
 import { createMetrics } from '@reviews/runtime';
+import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import { BASE_URL, createTestPki, deliveryQueueDrained, publishReviews, silentLogger, startHub, Subscriber, tempDir, TOPIC_URLS, waitFor, type RunningHub, type TestPki } from './support.js';
 
@@ -168,4 +169,24 @@ describe('two hub replicas on NATS JetStream', () => {
     await waitFor(() => subscriber.verifications('while-nats-away').length >= 1, 10_000, 'the accepted request verified');
     await e.stop();
   }, 90_000);
+
+  // NATS reinstalled or its volume lost: the hub's bucket and work queue went with the store. A replica
+  // used to fail every subscription and delivery until restarted, while the read side recovered by itself.
+  it('NATS back without its store: a running replica takes subscriptions and delivers again, unrestarted', async () => {
+    const f = await startReplica('hub-f');
+    await nats.stop();
+    await rm(nats.storeDir, { recursive: true, force: true });
+    await nats.start();
+    datasets = await eventually(() => NatsDatasetStore.open(publisher, 1), { timeoutMs: 45_000, intervalMs: 250 });
+    const republished = await publish(7);
+    await waitFor(() => f.follower.current()?.topic('reviews').identity.body.equals(republished) === true, 45_000, 'the replica follows the new store');
+
+    const subscribe = () => f.hub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('after-store-loss') });
+    await waitFor(async () => (await subscribe()).status === 202, 45_000, 'subscriptions accepted again');
+    await waitFor(async () => (await f.hub.store.list()).some((s) => s.callback === subscriber.url('after-store-loss')), 10_000, 'the subscription verified and stored');
+    const body = await publish(8);
+    await waitFor(() => received('after-store-loss', body) === 1, 15_000, 'the change delivered');
+    await waitFor(queueDrained, 10_000, 'delivery queue drained');
+    await f.stop();
+  }, 120_000);
 });

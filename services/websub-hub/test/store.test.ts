@@ -9,7 +9,7 @@ import { openFileSubscriptionStore, SUBSCRIPTIONS_FILE } from '../src/store/file
 import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { describeSubscriptionStoreContract, sampleSubscription } from './store-contract.js';
-import { tempDir } from './support.js';
+import { capturingLogger, silentLogger, tempDir } from './support.js';
 
 describeSubscriptionStoreContract('file (standalone)', async () => {
   const dir = await tempDir('websub-store-');
@@ -37,13 +37,13 @@ afterAll(async () => {
 describeSubscriptionStoreContract('NATS JetStream KV', async () => {
   const nc = await connect({ servers: nats.url });
   connections.push(nc);
-  const store = await openNatsSubscriptionStore(jetstream(nc));
+  const store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger });
   return {
     store,
     reopen: async () => {
       const other = await connect({ servers: nats.url });
       connections.push(other);
-      return openNatsSubscriptionStore(jetstream(other));
+      return openNatsSubscriptionStore(jetstream(other), { logger: silentLogger });
     },
     // Each test starts from an empty bucket.
     dispose: async () => {
@@ -118,12 +118,33 @@ describe('NATS store specifics', () => {
   it('two replicas (two connections) updating one key concurrently lose nothing', async () => {
     const [a, b] = await Promise.all([connect({ servers: nats.url }), connect({ servers: nats.url })]);
     connections.push(a, b);
-    const [storeA, storeB] = await Promise.all([openNatsSubscriptionStore(jetstream(a)), openNatsSubscriptionStore(jetstream(b))]);
+    const [storeA, storeB] = await Promise.all([openNatsSubscriptionStore(jetstream(a), { logger: silentLogger }), openNatsSubscriptionStore(jetstream(b), { logger: silentLogger })]);
     const sub = sampleSubscription('https://f.example/cb');
     await storeA.update(sub.key, () => sub);
     await Promise.all(
       Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? storeA : storeB).update(sub.key, (cur) => (cur ? { ...cur, failures: cur.failures + 1 } : undefined))),
     );
     expect((await storeB.get(sub.key))?.failures).toBe(10);
+  });
+
+  // NATS back without its store, or the bucket deleted by hand: a running hub used to fail every operation until restarted.
+  it('a bucket deleted under running stores is made again by the operations that find it gone', async () => {
+    const nc = await connect({ servers: nats.url });
+    connections.push(nc);
+    const { logger, lines } = capturingLogger();
+    const store = await openNatsSubscriptionStore(jetstream(nc), { logger });
+    const [before, after] = [sampleSubscription('https://i.example/before'), sampleSubscription('https://i.example/after')];
+    await store.update(before.key, () => before);
+
+    await (await new Kvm(jetstream(nc)).open(SUBSCRIPTIONS_BUCKET)).destroy();
+    const [stored, listed, missing] = await Promise.all([store.update(after.key, () => after), store.list(), store.get(before.key)]);
+    expect(stored).toEqual(after);
+    expect(listed.filter((s) => s.key === before.key)).toEqual([]);
+    expect(missing).toBeNull();
+    expect(await store.list()).toEqual([after]);
+    expect(lines.filter((l) => l.msg.includes('was gone from NATS')).map((l) => l.msg)).toEqual([
+      `the subscription bucket ${SUBSCRIPTIONS_BUCKET} was gone from NATS (a store lost or deleted); made it anew`,
+    ]);
+    await (await new Kvm(jetstream(nc)).open(SUBSCRIPTIONS_BUCKET)).destroy();
   });
 });

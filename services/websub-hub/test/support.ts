@@ -281,7 +281,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
   if (options.nats) {
     const { nc, ackWaitMs, deliveryConcurrency } = options.nats;
     hub = await createNatsWebSubHub({ ...base, limits: { ...base.limits, deliveryConcurrency }, nc, ackWaitMs });
-    store = await openNatsSubscriptionStore(jetstream(nc));
+    store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger });
   } else {
     store = await openFileSubscriptionStore(config.DATA_DIR);
     hub = createWebSubHub({ ...base, store: options.wrapStore?.(store) ?? store, queue: createMemoryJobQueue({ concurrency: options.limits?.deliveryConcurrency ?? 16, logger: silentLogger }) });

@@ -9,6 +9,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { Logger } from '@reviews/runtime';
+import { consumerGone, remakingWhenGone } from '../jetstream-loss.js';
 import { outageLog } from '../outage-log.js';
 import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
 
@@ -44,13 +45,23 @@ export interface NatsJobQueueOptions {
 /**
  * Delivery jobs in a JetStream work-queue stream. Retry delays are `nak(delay)`; the stream keeps
  * jobs while no replica runs, and a job held by a replica that dies is redelivered to another one
- * after `ackWaitMs`.
+ * after `ackWaitMs`. A stream or consumer lost with NATS's store is made again by the first
+ * operation that finds it gone.
  */
 export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<JobQueue> {
   const { js, jsm, logger } = options;
   const pulling = outageLog(logger, 'pulling delivery jobs');
-  await ensureStream(jsm, options.replicas ?? 1);
-  await ensureConsumer(jsm, options);
+  const openQueue = async () => {
+    await ensureStream(jsm, options.replicas ?? 1);
+    await ensureConsumer(jsm, options);
+  };
+  await openQueue();
+  const remade = remakingWhenGone({
+    what: `the delivery queue ${DELIVERY_STREAM}`,
+    isGone: () => consumerGone(jsm, DELIVERY_STREAM, DELIVERY_CONSUMER),
+    remake: openQueue,
+    logger,
+  });
   const running = new Set<Promise<void>>();
   let loop: Promise<void> | null = null;
   let closing = false;
@@ -87,7 +98,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   return {
     keepsJobsAcrossRestarts: true,
     enqueue: async (jobs) => {
-      await Promise.all(jobs.map(({ traceparent, ...job }) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job), ...traceHeaders(traceparent) })));
+      await remade(() => Promise.all(jobs.map(({ traceparent, ...job }) => js.publish(DELIVERY_SUBJECT, JSON.stringify(job), { msgID: jobId(job), ...traceHeaders(traceparent) }))));
     },
     start: async (handler) => {
       const consumer = await js.consumers.get(DELIVERY_STREAM, DELIVERY_CONSUMER);
@@ -98,18 +109,21 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
             continue;
           }
           try {
-            const batch = await consumer.fetch({ max_messages: options.concurrency - running.size, expires: FETCH_EXPIRES_MS });
-            for await (const m of batch) {
-              // A job pulled proves pulling works again, up to a second before the batch expires.
-              pulling.succeeded();
-              // Shutting down: jobs pulled but not started go straight back to another replica.
-              if (closing) {
-                m.nak();
-                continue;
+            // A pull from a consumer lost with NATS's store fails like one while NATS is away ("heartbeats missed").
+            await remade(async () => {
+              const batch = await consumer.fetch({ max_messages: options.concurrency - running.size, expires: FETCH_EXPIRES_MS });
+              for await (const m of batch) {
+                // A job pulled proves pulling works again, up to a second before the batch expires.
+                pulling.succeeded();
+                // Shutting down: jobs pulled but not started go straight back to another replica.
+                if (closing) {
+                  m.nak();
+                  continue;
+                }
+                const run = handleMessage(m, handler).finally(() => running.delete(run));
+                running.add(run);
               }
-              const run = handleMessage(m, handler).finally(() => running.delete(run));
-              running.add(run);
-            }
+            });
             pulling.succeeded();
           } catch (error) {
             if (closing) break;
@@ -120,7 +134,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       })();
     },
     depth: async () => {
-      const info = await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER);
+      const info = await remade(() => jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER));
       return info.num_pending + info.num_ack_pending;
     },
     stopTaking,

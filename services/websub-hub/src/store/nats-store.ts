@@ -1,6 +1,8 @@
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { TopicName } from '@reviews/domain';
+import type { Logger } from '@reviews/runtime';
+import { remakingWhenGone, streamGone } from '../jetstream-loss.js';
 import { isSubscription, type SubscriptionRecord, type TopicState } from '../subscription.js';
 import { changeOfSubscription, subscriptionIn, type Change, type SubscriptionStore } from './subscription-store.js';
 
@@ -10,28 +12,46 @@ const CAS_ATTEMPTS = 20;
 /** A listing receives its first entries within milliseconds and then thousands per second; see listValues. */
 const LISTING_STALL_MS = 2_000;
 const LISTING_ATTEMPTS = 5;
+/** Where a KV bucket keeps its keys (ADR-8 of nats-architecture-and-design). */
+const BUCKET_STREAM = `KV_${SUBSCRIPTIONS_BUCKET}`;
+
+export interface NatsSubscriptionStoreOptions {
+  readonly logger: Logger;
+  /** Stream replicas (NATS_REPLICAS) when this process creates the bucket. */
+  readonly replicas?: number;
+}
 
 /**
  * Subscriptions in a JetStream KV bucket shared by every hub replica: `sub.<sha256>` per
  * subscription (or its unsubscribe mark), `topic.<name>` per topic. Every write is a
- * revision-checked compare-and-set.
+ * revision-checked compare-and-set. A bucket lost with NATS's store is made again by the first
+ * operation that finds it gone.
  */
-export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 1): Promise<SubscriptionStore> {
-  const kv = await new Kvm(js).create(SUBSCRIPTIONS_BUCKET, {
-    description: 'WebSub subscriptions (sub.<sha256(topic\\ncallback)>) and the last announced ETag per topic (topic.<name>).',
-    storage: StorageType.File,
-    replicas,
-    history: 1,
-  });
+export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, replicas = 1 }: NatsSubscriptionStoreOptions): Promise<SubscriptionStore> {
+  const openBucket = () =>
+    new Kvm(js).create(SUBSCRIPTIONS_BUCKET, {
+      description: 'WebSub subscriptions (sub.<sha256(topic\\ncallback)>) and the last announced ETag per topic (topic.<name>).',
+      storage: StorageType.File,
+      replicas,
+      history: 1,
+    });
+  const kv = await openBucket();
   const jsm = await js.jetstreamManager();
+  const remade = remakingWhenGone({
+    what: `the subscription bucket ${SUBSCRIPTIONS_BUCKET}`,
+    isGone: () => streamGone(jsm, BUCKET_STREAM),
+    remake: async () => void (await openBucket()),
+    logger,
+  });
+  const records = () => remade(() => listValues<SubscriptionRecord>(kv, jsm, 'sub.>'));
   return {
-    get: async (key) => subscriptionIn(readJson<SubscriptionRecord>(await kv.get(`sub.${key}`))),
-    list: async () => (await listValues<SubscriptionRecord>(kv, jsm, 'sub.>')).filter(isSubscription),
-    update: async (key, change) => subscriptionIn(await casUpdate(kv, `sub.${key}`, changeOfSubscription(change))),
-    listRecords: () => listValues<SubscriptionRecord>(kv, jsm, 'sub.>'),
-    updateRecord: (key, change) => casUpdate(kv, `sub.${key}`, change),
-    topicState: async (topic) => readJson<TopicState>(await kv.get(`topic.${topic}`)),
-    updateTopicState: (topic: TopicName, change: Change<TopicState>) => casUpdate(kv, `topic.${topic}`, change),
+    get: (key) => remade(async () => subscriptionIn(readJson<SubscriptionRecord>(await kv.get(`sub.${key}`)))),
+    list: async () => (await records()).filter(isSubscription),
+    update: (key, change) => remade(async () => subscriptionIn(await casUpdate(kv, `sub.${key}`, changeOfSubscription(change)))),
+    listRecords: records,
+    updateRecord: (key, change) => remade(() => casUpdate(kv, `sub.${key}`, change)),
+    topicState: (topic) => remade(async () => readJson<TopicState>(await kv.get(`topic.${topic}`))),
+    updateTopicState: (topic: TopicName, change: Change<TopicState>) => remade(() => casUpdate(kv, `topic.${topic}`, change)),
     // The connection belongs to the caller.
     close: async () => undefined,
   };
@@ -53,10 +73,8 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, replicas = 
  * that stalls all the same (nothing received for LISTING_STALL_MS) is abandoned and started again.
  */
 async function listValues<T>(kv: KV, jsm: JetStreamManager, filter: string): Promise<T[]> {
-  // Where a KV bucket keeps its keys (ADR-8 of nats-architecture-and-design).
-  const stream = `KV_${SUBSCRIPTIONS_BUCKET}`;
   const subjects = `$KV.${SUBSCRIPTIONS_BUCKET}.${filter}`;
-  const lastInRange = async (): Promise<number> => (await jsm.streams.getMessage(stream, { last_by_subj: subjects }))?.seq ?? 0;
+  const lastInRange = async (): Promise<number> => (await jsm.streams.getMessage(BUCKET_STREAM, { last_by_subj: subjects }))?.seq ?? 0;
   for (let attempt = 1; ; attempt++) {
     let last = await lastInRange();
     const iterator = await kv.history({ key: filter });

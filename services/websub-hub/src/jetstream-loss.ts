@@ -1,0 +1,96 @@
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '@reviews/runtime';
+
+/**
+ * How long a failed operation waits to learn whether its state is gone. NATS away answers nothing
+ * (the check would wait out the client's 5 s timeout on every failed pull); no answer means not gone.
+ */
+const GONE_CHECK_MS = 1_000;
+
+export interface RemakeWhenGoneOptions {
+  /** What is made again, for the log line: "the subscription bucket". */
+  readonly what: string;
+  /** True when the stream (or consumer) an operation needs no longer exists; throws when NATS cannot tell. */
+  readonly isGone: () => Promise<boolean>;
+  /** Makes it again, as at start; must succeed when another replica makes it at the same moment. */
+  readonly remake: () => Promise<void>;
+  readonly logger: Logger;
+}
+
+/** Runs an operation on the hub's JetStream state, making that state again first if the operation found it gone. */
+export type RemakingWhenGone = <T>(operation: () => Promise<T>) => Promise<T>;
+
+/**
+ * NATS can come back without its JetStream store (reinstalled, its volume lost, a stream deleted by
+ * hand), and the hub's bucket and work queue go with it. A replica makes them at start; without this
+ * it would fail every operation until restarted, while the read-side replicas follow the new store by
+ * themselves. Only a failure whose cause is a missing stream remakes anything: while NATS is merely
+ * away, `isGone` cannot answer and the operation's own error stands. Operations failing together
+ * share one remake.
+ */
+export function remakingWhenGone({ what, isGone, remake, logger }: RemakeWhenGoneOptions): RemakingWhenGone {
+  let remaking: Promise<void> | null = null;
+  // Counts finished remakes: an operation that failed while another one remade the state only runs again.
+  let remakes = 0;
+  return async (operation) => {
+    const remakesBefore = remakes;
+    try {
+      return await operation();
+    } catch (error) {
+      if (remaking === null && remakes === remakesBefore) {
+        if (!(await answeredWithin(isGone(), GONE_CHECK_MS))) throw error;
+        if (remakes === remakesBefore)
+          remaking ??= (async () => {
+            try {
+              await remake();
+              remakes++;
+              logger.warn({ err: error }, `${what} was gone from NATS (a store lost or deleted); made it anew`);
+            } finally {
+              remaking = null;
+            }
+          })();
+      }
+      await remaking;
+      return operation();
+    }
+  };
+}
+
+/** The check's answer, or false when it fails or does not answer within `ms`. */
+async function answeredWithin(check: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, ms, false);
+  });
+  try {
+    return await Promise.race([check.catch(() => false), unanswered]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether `stream` is missing; other errors (NATS away, a timeout) are thrown, since they do not tell. */
+export async function streamGone(jsm: JetStreamManager, stream: string): Promise<boolean> {
+  try {
+    await jsm.streams.info(stream);
+    return false;
+  } catch (error) {
+    if (isApiError(error, JetStreamApiCodes.StreamNotFound)) return true;
+    throw error;
+  }
+}
+
+/** Whether `consumer` of `stream`, or the stream itself, is missing; other errors are thrown. */
+export async function consumerGone(jsm: JetStreamManager, stream: string, consumer: string): Promise<boolean> {
+  try {
+    await jsm.consumers.info(stream, consumer);
+    return false;
+  } catch (error) {
+    if (isApiError(error, JetStreamApiCodes.StreamNotFound) || isApiError(error, JetStreamApiCodes.ConsumerNotFound)) return true;
+    throw error;
+  }
+}
+
+function isApiError(error: unknown, code: number): boolean {
+  return error instanceof JetStreamApiError && error.code === code;
+}
