@@ -39,6 +39,16 @@ describe('only verified reviews are published (interface spec: "publishes verifi
     expect(withoutGround.insightsDocument.faq).toEqual([]);
   });
 
+  it('keeps the pull quote unless it quotes an unverified review and no published one', () => {
+    const only = 'Words that only the first review says.';
+    const said = { ...base, reviews: base.reviews.map((review, i) => (i === 0 || i === 1 ? { ...review, text: `${only} ${review.text ?? ''}` } : review)) };
+    const pullQuote = (quote: string, unverifiedIndexes: readonly number[]) =>
+      buildSnapshotFromInput(withUnverified({ ...said, analysis: { ...said.analysis, pull_quote: quote } }, unverifiedIndexes), options).insightsDocument.pull_quote;
+    expect(pullQuote(only, [0, 1])).toBeUndefined();
+    expect(pullQuote(only, [0])).toBe(only);
+    expect(pullQuote('Editorial words found in no review.', [0, 1])).toBe('Editorial words found in no review.');
+  });
+
   it('finds no unverified review by search or by id', () => {
     expect(snapshot.search.search({ limit: 100 }).matched).toBe(27);
     for (const id of unverified) expect(snapshot.search.review(id)).toBeUndefined();

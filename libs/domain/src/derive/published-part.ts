@@ -7,7 +7,9 @@ import type { Review } from '../schemas/review.js';
  * those alone. A dataset may hold unverified reviews (a scraper keeps everything it found); they stay in the
  * store and in the dataset version, but no document, feed, search, tool or insight shows or counts them.
  * An FAQ answer keeps only its verified sources, and goes when none is left: it is not grounded in what is
- * published. Without unverified reviews the input itself is returned, nothing copied.
+ * published. Likewise the pull quote goes when it quotes an unverified review and no published one; one
+ * that quotes no review at all is the publisher's editorial words and stays. Without unverified reviews the
+ * input itself is returned, nothing copied.
  */
 export function publishedPart(input: DatasetInput): DatasetInput {
   const unpublished = unpublishedIds(input.reviews);
@@ -22,8 +24,16 @@ export function publishedPart(input: DatasetInput): DatasetInput {
         const sources = entry.source_review_ids.filter((id) => !unpublished.has(id));
         return sources.length === 0 ? [] : [{ ...entry, source_review_ids: sources }];
       }),
+      pull_quote: publishedQuote(input.analysis.pull_quote, input.reviews, unpublished),
     },
   };
+}
+
+function publishedQuote(quote: string | null, reviews: readonly Review[], unpublished: ReadonlySet<string>): string | null {
+  if (quote === null) return null;
+  const quotes = (review: Review) => review.text?.includes(quote) === true;
+  const quotesUnpublished = reviews.some((review) => unpublished.has(review.id) && quotes(review));
+  return !quotesUnpublished || reviews.some((review) => !unpublished.has(review.id) && quotes(review)) ? quote : null;
 }
 
 /** The ids of the reviews publishedPart leaves out: the unverified ones, a small share of a dataset if any. */

@@ -112,7 +112,7 @@ export const InsightsDocument = z
     per_review: z.record(Ulid, PerReviewAnalysis),
     faq: z.array(FaqEntry),
     summary: z.string().optional(),
-    pull_quote: z.string().optional(),
+    pull_quote: z.string().optional().meta({ description: 'One representative quote; absent when the dataset has none, or when it quotes an unverified review and no verified one.' }),
   })
   .meta({ id: 'InsightsDocument', description: 'GET /insights.json' });
 export type InsightsDocument = z.infer<typeof InsightsDocument>;
