@@ -23,12 +23,12 @@ import {
   MAX_BODY_BYTES,
   normalizeAcceptForSdk,
   parseJsonBody,
+  negotiatedProtocolVersion,
   requestProtocolVersion,
   rpcError,
   rpcErrorResponse,
   sendJson,
   sendJsonText,
-  unsupportedVersionMessage,
   withoutTaskAugmentation,
   type BodyError,
   type RpcErrorResponse,
@@ -130,15 +130,16 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required; send initialize first', requestId);
       return null;
     }
-    if (!sessions.verify(sessionId)) {
+    const session = sessions.verify(sessionId);
+    if (session === null) {
       rpcError(res, 404, -32001, 'Session not found: start a new session with initialize (without Mcp-Session-Id)', requestId);
       return null;
     }
     res.setHeader('Mcp-Session-Id', sessionId);
-    const header = req.get('mcp-protocol-version');
-    const version = requestProtocolVersion(header);
-    if (version === null) rpcError(res, 400, -32000, unsupportedVersionMessage(header ?? ''), requestId);
-    return version;
+    const version = requestProtocolVersion(req.get('mcp-protocol-version'), session.protocolVersion);
+    if ('version' in version) return version.version;
+    rpcError(res, 400, -32000, version.refusal, requestId);
+    return null;
   }
 
   /**
@@ -258,7 +259,9 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const initializing = request !== null && isInitializeRequest(request);
       const options: StreamableHTTPServerTransportOptions = { enableJsonResponse: true };
       if (initializing) {
-        options.sessionIdGenerator = sessions.mint;
+        // The SDK mints the id before its server answers: with the version that answer will carry.
+        const version = negotiatedProtocolVersion(request.params.protocolVersion);
+        options.sessionIdGenerator = () => sessions.mint(version);
         options.onsessioninitialized = () => gatewayMetrics.sessionsInitialized.inc();
       } else {
         if (admit(req, res, requestId) === null) return;

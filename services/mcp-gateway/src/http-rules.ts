@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
-import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
 import { weightedElements, type Logger } from '@reviews/runtime';
 
@@ -156,17 +156,29 @@ export function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage
   return { ...message, params } as JSONRPCMessage;
 }
 
+/** The protocol version a request after initialize speaks, or why it is refused with 400. */
+export type RequestVersion = { readonly version: string } | { readonly refusal: string };
+
 /**
- * The protocol version of a request after initialize: its MCP-Protocol-Version header, 2025-03-26 without one,
- * or null for a version this server does not support (MCP 2025-06-18 basic/transports "Protocol Version Header").
+ * The protocol version of a request after initialize (MCP 2025-06-18 basic/transports "Protocol Version
+ * Header"): its MCP-Protocol-Version header, which must be a version this server supports and the one its
+ * session negotiated (basic/lifecycle: both parties MUST respect it); without the header, the negotiated
+ * version, as the spec prefers, or 2025-03-26 for a session whose id does not record one.
  */
-export function requestProtocolVersion(header: string | string[] | undefined): string | null {
-  if (header === undefined) return DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
-  return typeof header === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(header) ? header : null;
+export function requestProtocolVersion(header: string | string[] | undefined, negotiated: string | null): RequestVersion {
+  if (header === undefined) return { version: negotiated ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION };
+  if (typeof header !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(header)) {
+    return { refusal: `Bad Request: Unsupported protocol version: ${String(header)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})` };
+  }
+  if (negotiated !== null && header !== negotiated) {
+    return { refusal: `Bad Request: MCP-Protocol-Version ${header} is not the version this session negotiated (${negotiated}); send ${negotiated}, or initialize a new session` };
+  }
+  return { version: header };
 }
 
-export function unsupportedVersionMessage(header: string): string {
-  return `Bad Request: Unsupported protocol version: ${header} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+/** The version the SDK's server answers an initialize with: the client's when supported, else its latest. */
+export function negotiatedProtocolVersion(requested: string): string {
+  return SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
 }
 
 /**

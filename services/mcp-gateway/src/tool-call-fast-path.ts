@@ -4,7 +4,7 @@ import type { SnapshotFollower } from '@reviews/dataset-store';
 import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
 import { acceptsMcpResponses, answerBodyError, exposeToOrigin, parseJsonBody, requestProtocolVersion, type BodyError } from './http-rules.js';
 import { responseTail, type MemoizedToolCalls } from './memoized-tool-calls.js';
-import type { SessionIds } from './session-id.js';
+import type { Session, SessionIds } from './session-id.js';
 
 const MAX_VERIFIED_SESSIONS = 10_000;
 
@@ -31,13 +31,14 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
   // Ids that verified recently: the HMAC per request was a tenth of the fast path's CPU. Only ids that
   // passed SessionIds.verify enter, and ids never expire (ADR 0003), so a hit is the same answer.
   // Bounded by count (an id is at most 256 characters).
-  const verifiedSessions = new BoundedLru<true>(MAX_VERIFIED_SESSIONS, MAX_VERIFIED_SESSIONS, () => 1);
+  const verifiedSessions = new BoundedLru<Session>(MAX_VERIFIED_SESSIONS, MAX_VERIFIED_SESSIONS, () => 1);
 
-  function verified(sessionId: string): boolean {
-    if (verifiedSessions.get(sessionId)) return true;
-    if (!sessions.verify(sessionId)) return false;
-    verifiedSessions.set(sessionId, true);
-    return true;
+  function verified(sessionId: string): Session | null {
+    const known = verifiedSessions.get(sessionId);
+    if (known !== undefined) return known;
+    const session = sessions.verify(sessionId);
+    if (session !== null) verifiedSessions.set(sessionId, session);
+    return session;
   }
 
   /** The verified session id when the headers are ones both the gateway and the SDK transport accept, else null. */
@@ -48,8 +49,8 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     if (!acceptsMcpResponses(accept)) return null;
     // The exact header SDK clients send, which the gateway's media-type check and the SDK's both accept.
     if (contentType !== 'application/json') return null;
-    if (requestProtocolVersion(version) === null) return null;
-    return typeof sessionId === 'string' && verified(sessionId) ? sessionId : null;
+    const session = typeof sessionId === 'string' ? verified(sessionId) : null;
+    return session !== null && 'version' in requestProtocolVersion(version, session.protocolVersion) ? (sessionId as string) : null;
   }
 
   /** True when answered; false leaves the response untouched for the SDK path. */

@@ -5,8 +5,8 @@ import { BATCH_RESPONSE_TOO_LARGE, MAX_BATCH_RESPONSE_BYTES } from '@reviews/mcp
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { BASE_URL, post, rawSession, startGateway, type RunningGateway } from './helpers.js';
 
-// What one JSON-RPC batch may cost the gateway (MCP 2025-03-26, the version a request without
-// MCP-Protocol-Version speaks): its tool calls share the fast path's memoized results, its responses
+// What one JSON-RPC batch may cost the gateway (MCP 2025-03-26, the version these sessions negotiate; a
+// request without MCP-Protocol-Version speaks its session's version): its tool calls share the fast path's memoized results, its responses
 // have a budget, and other requests are served while it runs.
 
 const sinceCall = (id: number | string, date: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_reviews_since', arguments: { date } } });
@@ -39,7 +39,7 @@ describe('the cost of a JSON-RPC batch', () => {
 
   beforeAll(async () => {
     gateway = await startGateway({ snapshot: counted.snapshot });
-    sessionId = await rawSession(gateway.url);
+    sessionId = await rawSession(gateway.url, '2025-03-26');
   });
   afterAll(() => gateway.close());
 
@@ -89,7 +89,7 @@ describe('the cost of a JSON-RPC batch', () => {
     const slow = instrumented(snapshot, 10);
     const slowGateway = await startGateway({ snapshot: slow.snapshot });
     try {
-      const session = { 'Mcp-Session-Id': await rawSession(slowGateway.url) };
+      const session = { 'Mcp-Session-Id': await rawSession(slowGateway.url, '2025-03-26') };
       // After every review of the fixture: small results, so the whole batch runs within its budget.
       const batch = Array.from({ length: 100 }, (_, index) => sinceCall(index, nthMonth(2030, index)));
       let batchAnswered = false;

@@ -105,9 +105,9 @@ export function initializeBody(id: number | string = 1, protocolVersion = PROTOC
   return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw-test', version: '1.0.0' } } };
 }
 
-/** Starts a session over raw HTTP and returns its id. */
-export async function rawSession(url: string): Promise<string> {
-  const response = await post(url, initializeBody());
+/** Starts a session over raw HTTP, negotiating `protocolVersion`, and returns its id. */
+export async function rawSession(url: string, protocolVersion = PROTOCOL_VERSION): Promise<string> {
+  const response = await post(url, initializeBody(1, protocolVersion));
   const sessionId = response.headers.get('mcp-session-id');
   if (response.status !== 200 || sessionId === null) throw new Error(`initialize failed: ${response.status} ${response.text}`);
   return sessionId;

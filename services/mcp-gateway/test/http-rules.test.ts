@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -5,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
-import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, startGateway, type RunningGateway } from './helpers.js';
+import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, SECRET, startGateway, type RunningGateway } from './helpers.js';
 
 const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
@@ -66,11 +67,15 @@ async function postUntilClosed(
 describe('POST /mcp HTTP rules', () => {
   let gateway: RunningGateway;
   let sessionId: string;
+  /** A session that negotiated each of these versions, for the rules that depend on it (batches). */
+  const negotiated = new Map<string, string>();
   const session = () => ({ 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': PROTOCOL_VERSION });
 
   beforeAll(async () => {
     gateway = await startGateway();
     sessionId = await rawSession(gateway.url);
+    for (const version of ['2024-11-05', '2025-03-26', '2025-11-25']) negotiated.set(version, await rawSession(gateway.url, version));
+    negotiated.set(PROTOCOL_VERSION, sessionId);
   });
   afterAll(() => gateway.close());
 
@@ -172,6 +177,45 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.status).toBe(400);
       expect(response.json).toMatchObject({ error: { message: expect.stringContaining('Unsupported protocol version') } });
     }
+  });
+
+  // MCP 2025-06-18 basic/lifecycle: both parties MUST respect the negotiated version; basic/transports: without
+  // the header, the server assumes 2025-03-26 only when it has no other way, such as the negotiated version.
+  describe('the version the session negotiated', () => {
+    it('stands for a missing MCP-Protocol-Version: a 2025-06-18 session gets no batches without the header', async () => {
+      const response = await post(gateway.url, [toolsList], { 'Mcp-Session-Id': sessionId });
+      expect(response.status).toBe(400);
+      expect(response.json).toMatchObject({ error: { code: -32600, message: expect.stringContaining('batches are not supported in MCP 2025-06-18') } });
+      expect((await post(gateway.url, toolsList, { 'Mcp-Session-Id': sessionId })).status).toBe(200);
+    });
+
+    it('refuses another supported version in the header with 400, alone or in a batch', async () => {
+      for (const body of [toolsList, [toolsList], { jsonrpc: '2.0', method: 'notifications/initialized' }]) {
+        const response = await post(gateway.url, body, { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-03-26' });
+        expect(response.status).toBe(400);
+        expect(response.json).toMatchObject({ error: { code: -32000, message: 'Bad Request: MCP-Protocol-Version 2025-03-26 is not the version this session negotiated (2025-06-18); send 2025-06-18, or initialize a new session' } });
+      }
+    });
+
+    it('is the version the initialize answer names, also when the client asked for one the server does not speak', async () => {
+      for (const asked of ['1999-01-01', '2024-11-05', '2025-11-25']) {
+        const initialize = await post(gateway.url, initializeBody(1, asked));
+        const answered = (initialize.json as { result: { protocolVersion: string } }).result.protocolVersion;
+        const id = initialize.headers.get('mcp-session-id')!;
+        expect((await post(gateway.url, toolsList, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': answered })).status).toBe(200);
+        const other = answered === PROTOCOL_VERSION ? '2025-03-26' : PROTOCOL_VERSION;
+        expect((await post(gateway.url, toolsList, { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': other })).status).toBe(400);
+      }
+    });
+
+    // Ids minted before they recorded the version stay valid through a rolling upgrade: any supported header goes.
+    it('is unknown for an id minted before ids recorded it: any supported version, 2025-03-26 without the header', async () => {
+      const kid = createHash('sha256').update(`mcp-session-kid:${SECRET}`).digest('base64url').slice(0, 8);
+      const signed = `v1.${kid}.${Buffer.from(JSON.stringify({ sid: 'ab'.repeat(16), iat: 1_760_000_000 })).toString('base64url')}`;
+      const legacy = `${signed}.${createHmac('sha256', SECRET).update(signed).digest('base64url')}`;
+      for (const version of ['2025-03-26', PROTOCOL_VERSION]) expect((await post(gateway.url, toolsList, { 'Mcp-Session-Id': legacy, 'MCP-Protocol-Version': version })).status).toBe(200);
+      expect((await post(gateway.url, [toolsList], { 'Mcp-Session-Id': legacy })).status).toBe(200);
+    });
   });
 
   // MCP basic/lifecycle: initialize MUST be a request; input the server cannot accept gets an HTTP error.
@@ -285,9 +329,10 @@ describe('POST /mcp HTTP rules', () => {
   });
 
   describe('JSON-RPC batches', () => {
-    // MCP 2025-03-26 basic/transports: a server MUST accept batches; 2025-06-18 removed them, and a request
-    // without MCP-Protocol-Version is taken as 2025-03-26.
-    const speaking = (version: string | null) => (version === null ? { 'Mcp-Session-Id': sessionId } : { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': version });
+    // MCP 2025-03-26 basic/transports: a server MUST accept batches; 2025-06-18 removed them. A request without
+    // MCP-Protocol-Version speaks the version its session negotiated (null: a 2025-03-26 session, header left out).
+    const speaking = (version: string | null) =>
+      version === null ? { 'Mcp-Session-Id': negotiated.get('2025-03-26')! } : { 'Mcp-Session-Id': negotiated.get(version)!, 'MCP-Protocol-Version': version };
     const getBusiness = { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'get_business', arguments: {} } };
     const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
 
@@ -299,7 +344,7 @@ describe('POST /mcp HTTP rules', () => {
       const response = await post(gateway.url, [toolsList, initialized, getBusiness, { jsonrpc: '2.0', id: 4, method: 'ping' }], speaking(version));
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/json');
-      expect(response.headers.get('mcp-session-id')).toBe(sessionId);
+      expect(response.headers.get('mcp-session-id')).toBe(speaking(version)['Mcp-Session-Id']);
       expect(response.json).toEqual([
         { jsonrpc: '2.0', id: 2, result: { tools: expect.any(Array) } },
         { jsonrpc: '2.0', id: 'b', result: expect.objectContaining({ structuredContent: expect.objectContaining({ business: expect.any(Object) }) }) },
@@ -411,7 +456,7 @@ describe('POST /mcp HTTP rules', () => {
     const responseNesting = (levels: number) => `{"jsonrpc":"2.0","id":1,"result":${'{"a":'.repeat(levels - 2)}{}${'}'.repeat(levels - 2)}}`;
     const deepToolCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_reviews","arguments":{"query":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
     const deepError = `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","data":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
-    const batchHeaders = () => ({ 'Mcp-Session-Id': sessionId });
+    const batchHeaders = () => ({ 'Mcp-Session-Id': negotiated.get('2025-03-26')! });
 
     it('takes a message nested 64 levels deep and refuses one nested 65, alone or in a batch', async () => {
       expect((await post(gateway.url, responseNesting(64), session())).status).toBe(202);

@@ -12,19 +12,19 @@ describe('session ids', () => {
   const ids = createSessionIds(SECRET);
 
   it('are unique, visible ASCII and verify under the same secret only', () => {
-    const a = ids.mint();
-    const b = ids.mint();
+    const a = ids.mint(PROTOCOL_VERSION);
+    const b = ids.mint(PROTOCOL_VERSION);
     expect(a).not.toBe(b);
     expect(a).toMatch(/^[\x21-\x7e]+$/);
-    expect(ids.verify(a)).toBe(true);
-    expect(createSessionIds(SECRET).verify(a)).toBe(true);
-    expect(createSessionIds('y'.repeat(32)).verify(a)).toBe(false);
+    expect(ids.verify(a)).toEqual({ protocolVersion: PROTOCOL_VERSION });
+    expect(createSessionIds(SECRET).verify(a)).toEqual({ protocolVersion: PROTOCOL_VERSION });
+    expect(createSessionIds('y'.repeat(32)).verify(a)).toBeNull();
   });
 
   it('refuse any change to the id', () => {
-    const id = ids.mint();
+    const id = ids.mint(PROTOCOL_VERSION);
     for (const forged of [`${id}x`, `${id}.x`, id.slice(1), id.replace('v1.', 'v2.'), `${id.slice(0, -1)}${id.endsWith('A') ? 'B' : 'A'}`, '', 'v1', 'x'.repeat(10_000)]) {
-      expect(ids.verify(forged)).toBe(false);
+      expect(ids.verify(forged)).toBeNull();
     }
   });
 });

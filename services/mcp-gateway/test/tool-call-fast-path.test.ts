@@ -51,7 +51,9 @@ describe('tools/call fast path', () => {
   const snapshot: Snapshot = fixtureSnapshot();
   const config = loadConfig({ BASE_URL, MCP_SESSION_SECRET: SECRET });
   const logger = createLogger('mcp-gateway', 'silent');
-  const sessionId = createSessionIds(SECRET).mint();
+  const sessionId = createSessionIds(SECRET).mint(PROTOCOL_VERSION);
+  /** A session that negotiated 2025-03-26, the last version with batches. */
+  const batchSessionId = createSessionIds(SECRET).mint('2025-03-26');
   const fastMetrics = createMetrics();
   const sdkMetrics = createMetrics();
   let fast: { url: string; server: Server };
@@ -145,7 +147,7 @@ describe('tools/call fast path', () => {
   it('answers a batch of every call above byte for byte as the SDK path, memoized or not', async () => {
     const batch = `[${answered.map(([, body]) => body).join(',')}]`;
     for (let round = 0; round < 2; round += 1) {
-      const { answer } = await compare(batch, headers({ 'MCP-Protocol-Version': '2025-03-26' }));
+      const { answer } = await compare(batch, headers({ 'MCP-Protocol-Version': '2025-03-26', 'Mcp-Session-Id': batchSessionId }));
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.body)).toHaveLength(answered.length);
     }
@@ -175,7 +177,7 @@ describe('tools/call fast path', () => {
     ['tools/list', JSON.stringify({ jsonrpc: '2.0', id: 16, method: 'tools/list' }), headers(), 200],
     ['a notification', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers(), 202],
     ['a batch', `[${call(17, 'get_faq', {})}]`, headers(), 400],
-    ['a batch under 2025-03-26, which has batches', `[${call(17, 'get_faq', {})}]`, headers({ 'MCP-Protocol-Version': '2025-03-26' }), 200],
+    ['a batch under 2025-03-26, which has batches', `[${call(17, 'get_faq', {})}]`, headers({ 'MCP-Protocol-Version': '2025-03-26', 'Mcp-Session-Id': batchSessionId }), 200],
     ['a fractional id', call(1.5, 'get_faq', {}), headers(), 400],
     ['a forged session', call(18, 'get_faq', {}), headers({ 'Mcp-Session-Id': `${sessionId.slice(0, -2)}AA` }), 404],
     ['a missing session', call(19, 'get_faq', {}), { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, 400],

@@ -338,7 +338,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; under 2025-03-26 and earlier (a request without `MCP-Protocol-Version` is taken to speak 2025-03-26) a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most 64 KiB (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; in a session that negotiated 2025-03-26 or earlier a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most 64 KiB (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -352,7 +352,7 @@ function mcpPath(): Json {
           name: 'MCP-Protocol-Version',
           in: 'header',
           required: false,
-          description: `The negotiated protocol version, sent on every request after \`initialize\`; absent → 2025-03-26 is assumed; an unsupported value → 400, whatever the body.`,
+          description: `The negotiated protocol version, sent on every request after \`initialize\`; absent → the version the session negotiated; an unsupported value, or another version than the negotiated one → 400, whatever the body.`,
           schema: { type: 'string', examples: [MCP_PROTOCOL_VERSION] },
         },
       ],
