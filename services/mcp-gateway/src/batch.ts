@@ -1,8 +1,8 @@
 import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { rpcErrorResponse, withoutTaskAugmentation, type RpcErrorResponse } from './http-rules.js';
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { parseMessage, rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
 
 // JSON-RPC batches, which MCP 2025-03-26 (basic/transports) says a server MUST accept and 2025-06-18 removed.
 // They are not handed to the SDK's HTTP transport, which would answer a batch holding one request with a bare
@@ -38,8 +38,8 @@ export function parseBatch(body: readonly unknown[]): { readonly elements: Batch
   if (body.length === 0) return { refusal: 'Invalid Request: the batch is empty' };
   if (body.length > MAX_BATCH_MESSAGES) return { refusal: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` };
   const elements = body.map((element, index): BatchElement => {
-    const parsed = JSONRPCMessageSchema.safeParse(element);
-    if (parsed.success) return { message: withoutTaskAugmentation(parsed.data) };
+    const message = parseMessage(element);
+    if (message !== null) return { message };
     // JSON-RPC 2.0 §5: the response to an Invalid Request has id null, whatever id the element may hold.
     return { invalid: rpcErrorResponse(-32600, `Invalid Request: the batch element at index ${index} is not a JSON-RPC 2.0 request, notification or response`, null) };
   });

@@ -4,7 +4,6 @@ import {
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  JSONRPCMessageSchema,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type JSONRPCResultResponse,
@@ -24,12 +23,12 @@ import {
   normalizeAcceptForSdk,
   parseJsonBody,
   negotiatedProtocolVersion,
+  parseMessage,
   requestProtocolVersion,
   rpcError,
   rpcErrorResponse,
   sendJson,
   sendJsonText,
-  withoutTaskAugmentation,
   type BodyError,
   type RpcErrorResponse,
 } from './http-rules.js';
@@ -242,9 +241,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     async (req: Request, res: Response) => {
       const body: unknown = req.body;
       if (Array.isArray(body)) return serveBatch(req, res, body);
-      const parsed = JSONRPCMessageSchema.safeParse(body);
-      if (!parsed.success) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
-      const message = parsed.data;
+      const message = parseMessage(body);
+      if (message === null) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
       const request = isJSONRPCRequest(message) ? message : null;
       const requestId = request?.id ?? null;
       // MCP basic/lifecycle: initialize MUST be a request. As a notification it would start no session, yet get 202.
@@ -278,7 +276,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       normalizeAcceptForSdk(req);
       try {
         await server.connect(transport);
-        await transport.handleRequest(req, res, withoutTaskAugmentation(message));
+        await transport.handleRequest(req, res, message);
       } catch (error) {
         logger.error({ err: error }, 'MCP request failed');
         if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error', requestId);

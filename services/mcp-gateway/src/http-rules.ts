@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
-import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
 import { weightedElements, type Logger } from '@reviews/runtime';
 
@@ -123,11 +123,20 @@ const FIRST_VERSION_WITHOUT_BATCHES = '2025-06-18';
 /** The lists this server serves: each is answered whole, without nextCursor, so it never issued a cursor. */
 const UNPAGINATED_LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
 
-/** The schema of each MCP request method, by method name. */
-const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]));
+/**
+ * The request methods this server answers. The others (completion/complete, logging/setLevel,
+ * resources/subscribe, tasks/*) belong to capabilities it does not declare, so they get -32601 Method not
+ * found (JSON-RPC 2.0 §5.1: "does not exist / is not available") whatever their params.
+ */
+export const SERVED_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list', 'resources/read']);
+
+/** The schema of each MCP request method this server answers, by method name. */
+const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
+  ClientRequestSchema.options.filter((schema) => SERVED_METHODS.has(schema.shape.method.value)).map((schema) => [schema.shape.method.value, schema]),
+);
 
 /**
- * JSON-RPC 2.0 "Invalid params" (-32602) message for a known method whose params do not fit its schema,
+ * JSON-RPC 2.0 "Invalid params" (-32602) message for a served method whose params do not fit its schema,
  * else null. The SDK would throw the raw zod error from inside its handler, answered as -32603 Internal error.
  * A list request with a cursor is invalid too: MCP 2025-06-18 (server/utilities/pagination) says an invalid
  * cursor SHOULD get -32602, and every cursor is invalid here; the SDK would ignore it and list everything.
@@ -145,12 +154,35 @@ export function invalidParams(message: JSONRPCRequest): string | null {
   return null;
 }
 
+/** The members JSON-RPC 2.0 defines for a request, notification or response. */
+const JSON_RPC_MEMBERS: readonly string[] = ['jsonrpc', 'id', 'method', 'params', 'result', 'error'];
+
+/**
+ * The JSON-RPC message a body or batch element holds, as this server answers it (withoutTaskAugmentation),
+ * or null when it holds none. Members JSON-RPC 2.0 does not define are dropped: the MCP schema allows them
+ * (no message of schema.json sets additionalProperties: false), but the SDK's strict schemas refused such a
+ * request with an id-less -32600 its client could not match to it.
+ */
+export function parseMessage(value: unknown): JSONRPCMessage | null {
+  const parsed = JSONRPCMessageSchema.safeParse(withJsonRpcMembersOnly(value));
+  return parsed.success ? withoutTaskAugmentation(parsed.data) : null;
+}
+
+function withJsonRpcMembersOnly(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const members = value as Record<string, unknown>;
+  if (Object.keys(members).every((key) => JSON_RPC_MEMBERS.includes(key))) return value;
+  const kept: Record<string, unknown> = {};
+  for (const key of JSON_RPC_MEMBERS) if (Object.hasOwn(members, key)) kept[key] = members[key];
+  return kept;
+}
+
 /**
  * The message as this server answers it. MCP tasks (2025-11-25, basic/utilities/tasks): a receiver that does not
  * declare the tasks capability for a request type MUST process such requests normally, ignoring any task
  * augmentation. This server declares none, but the SDK it runs answers a tools/call with `params.task` -32603.
  */
-export function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
+function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
   if (!('params' in message) || message.params === undefined || !Object.hasOwn(message.params, 'task')) return message;
   const { task: _ignored, ...params } = message.params;
   return { ...message, params } as JSONRPCMessage;

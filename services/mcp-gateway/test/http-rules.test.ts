@@ -5,7 +5,9 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
+import { SERVED_METHODS } from '@reviews/mcp-gateway/http-rules';
 import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, SECRET, startGateway, type RunningGateway } from './helpers.js';
 
 const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
@@ -177,6 +179,31 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.status).toBe(400);
       expect(response.json).toMatchObject({ error: { message: expect.stringContaining('Unsupported protocol version') } });
     }
+  });
+
+  // MCP's schema.json sets no additionalProperties: false on its messages; the SDK's strict schemas refused a
+  // request with an extra member as an id-less -32600 that its client could not match to the request.
+  it('answers a message with members JSON-RPC does not define as the message without them, alone or in a batch', async () => {
+    const extra = '{"jsonrpc":"2.0","id":2,"method":"tools/list","x-trace":"abc","__proto__":{"id":3}}';
+    const alone = await post(gateway.url, extra, session());
+    expect(alone.status).toBe(200);
+    expect(alone.json).toEqual((await post(gateway.url, toolsList, session())).json);
+    const batched = await post(gateway.url, `[${extra}]`, { 'Mcp-Session-Id': negotiated.get('2025-03-26')!, 'MCP-Protocol-Version': '2025-03-26' });
+    expect(batched.json).toEqual([alone.json]);
+    const notification = await post(gateway.url, { jsonrpc: '2.0', method: 'notifications/initialized', 'x-trace': 'abc' }, session());
+    expect(notification.status).toBe(202);
+  });
+
+  // JSON-RPC 2.0 §5.1: -32601 is "The method does not exist / is not available". A method of a capability
+  // the server does not declare got -32602 when its params were malformed, -32601 when they were not.
+  it('answers every method it does not serve with -32601, whatever the params, and serves the others', async () => {
+    const methods = ClientRequestSchema.options.map((schema) => schema.shape.method.value).filter((method) => method !== 'initialize');
+    for (const method of methods) {
+      const response = await post(gateway.url, { jsonrpc: '2.0', id: 3, method, params: {} }, session());
+      const code = (response.json as { error?: { code: number } }).error?.code;
+      expect({ method, notFound: code === -32601 }).toEqual({ method, notFound: !SERVED_METHODS.has(method) });
+    }
+    expect(methods.filter((method) => SERVED_METHODS.has(method))).toHaveLength(SERVED_METHODS.size - 1);
   });
 
   // MCP 2025-06-18 basic/lifecycle: both parties MUST respect the negotiated version; basic/transports: without
