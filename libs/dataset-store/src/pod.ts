@@ -49,6 +49,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     service,
     port: config.PORT,
     metricsPort: config.METRICS_PORT,
+    ...(config.HOST === undefined ? {} : { host: config.HOST }),
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     logger,
     metrics,

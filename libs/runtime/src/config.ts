@@ -26,6 +26,8 @@ const DelayList = z
 export const EnvSchema = z
   .object({
     PORT: Port.default(8080),
+    /** Unset: every interface, as a pod needs; 127.0.0.1 keeps a local run to this machine (MCP basic/transports). */
+    HOST: z.string().min(1).optional(),
     BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
     NATS_URL: z.string().min(1).optional(),
     // Files, as the nats CLI names them; read only with NATS_URL set (nats-url.ts).

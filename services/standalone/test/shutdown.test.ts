@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -30,6 +30,7 @@ const SLOW_ANSWER_MS = 1_000;
 
 interface Instance {
   readonly url: string;
+  readonly metricsUrl: string;
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   output(): string;
@@ -56,7 +57,7 @@ async function startInstance(overrides: Record<string, string> = {}): Promise<In
     },
     { timeoutMs: 20_000, intervalMs: 100 },
   );
-  return { url, child, exited, output: () => log };
+  return { url, metricsUrl: `http://127.0.0.1:${metricsPort}`, child, exited, output: () => log };
 }
 
 /** Rewrites the dataset file with one author renamed (every topic changes); resolves with the new /reviews.json bytes. */
@@ -187,4 +188,27 @@ describe('crash of the standalone service', () => {
     expect(await next.exited).toBe(0);
     for (const name of names) expect({ name, received: subscriber.countReceived(name, changed) }).toEqual({ name, received: 2 });
   }, 60_000);
+});
+
+// MCP basic/transports (Security Warning): a server running locally SHOULD bind only to localhost.
+describe('the address the standalone service listens on', () => {
+  const otherAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address !== undefined && !address.internal && address.family === 'IPv4')?.address;
+
+  it('is every interface unless HOST is set; HOST=127.0.0.1 serves loopback only, metrics included', async () => {
+    expect(otherAddress).toBeDefined();
+    const reachable = async (url: string) => (await send('GET', url).catch(() => null))?.status === 200;
+    const everywhere = await startInstance();
+    expect(await reachable(everywhere.url.replace('127.0.0.1', otherAddress!) + '/healthz')).toBe(true);
+    everywhere.child.kill('SIGTERM');
+    await everywhere.exited;
+
+    const local = await startInstance({ HOST: '127.0.0.1' });
+    const { port: metricsPort } = new URL(local.metricsUrl);
+    expect(await reachable(`${local.url}/healthz`)).toBe(true);
+    expect(await reachable(local.url.replace('127.0.0.1', otherAddress!) + '/healthz')).toBe(false);
+    expect(await reachable(`http://127.0.0.1:${metricsPort}/metrics`)).toBe(true);
+    expect(await reachable(`http://${otherAddress!}:${metricsPort}/metrics`)).toBe(false);
+  });
 });
