@@ -36,8 +36,34 @@ describe('HTTP-date parsing', () => {
     expect(parseHttpDate('Saturday, 07-Nov-76 09:08:24 GMT', now)).toBe(Date.UTC(2076, 10, 7, 9, 8, 24));
   });
 
-  it.each(['yesterday', '2024-01-01', '1', 'Sun, 06 Nov 1994 08:49:37', 'Sun, 32 Nov 1994 08:49:37 GMT', ''])('rejects %p', (value) => {
+  it.each([
+    'yesterday',
+    '2024-01-01',
+    '1',
+    'Sun, 06 Nov 1994 08:49:37',
+    'Sun, 32 Nov 1994 08:49:37 GMT',
+    '',
+    // Times and days that do not exist, which Date.parse rolls over into real ones.
+    'Tue, 31 Nov 2026 00:00:00 GMT',
+    'Fri, 27 Nov 2026 24:00:00 GMT',
+    'Fri, 27 Nov 2026 14:60:00 GMT',
+    'Fri, 27 Nov 2026 14:23:61 GMT',
+    'Sun, 29 Feb 2026 00:00:00 GMT',
+    'Sun, 00 Nov 1994 08:49:37 GMT',
+    'Tuesday, 31-Nov-26 00:00:00 GMT',
+    'Tue Nov 31 00:00:00 2026',
+  ])('rejects %p', (value) => {
     expect(parseHttpDate(value)).toBeNull();
+  });
+
+  it('reads a leap second (second 60, RFC 9110 §5.6.7) as the second before it, not as the start of the minute', () => {
+    expect(parseHttpDate('Wed, 31 Dec 2016 23:59:60 GMT')).toBe(Date.UTC(2016, 11, 31, 23, 59, 59));
+    expect(parseHttpDate('Fri, 27 Nov 2026 14:23:60 GMT')).toBe(Date.UTC(2026, 10, 27, 14, 23, 59));
+  });
+
+  it('takes 29 February in a leap year, and a four-digit year below 100 as it is', () => {
+    expect(parseHttpDate('Thu, 29 Feb 2024 12:00:00 GMT')).toBe(Date.UTC(2024, 1, 29, 12));
+    expect(new Date(parseHttpDate('Sat, 01 Jan 0050 00:00:00 GMT')!).getUTCFullYear()).toBe(50);
   });
 });
 

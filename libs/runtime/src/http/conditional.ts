@@ -29,38 +29,46 @@ export function ifMatchMatches(header: string, etag: string): boolean {
   return false;
 }
 
-const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
-/** IMF-fixdate, RFC 850 and asctime: the three HTTP-date forms (§5.6.7). */
-const HTTP_DATE = [
-  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
-  new RegExp(`^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-(${MONTHS})-\\d{2} \\d{2}:\\d{2}:\\d{2} GMT$`),
-  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) [ \\d]\\d \\d{2}:\\d{2}:\\d{2} \\d{4}$`),
-];
+const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const MONTHS = MONTH_NAMES.join('|');
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
+/** The three HTTP-date forms (§5.6.7), each capturing day, month, year and time. */
+const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) (${MONTHS}) (\\d{4}) ${TIME} GMT$`);
+const RFC_850_DATE = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-(${MONTHS})-(\\d{2}) ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ([ \\d]\\d) ${TIME} (\\d{4})$`);
 
-const RFC_850_YEAR = /-(\d{2}) /;
 const FIFTY_YEARS_MS = 50 * 365.25 * 24 * 3600 * 1000;
 
 /**
  * Milliseconds of a valid HTTP-date, or null: an invalid If-Modified-Since must be ignored (§13.1.3).
- * An rfc850-date's two-digit year is in this century unless that is more than 50 years ahead of
- * `now`, then in the previous one (§5.6.7), not JavaScript's fixed 1950-2049 window.
+ * Valid means a real time of a real day: hour 00-23, minute 00-59, second 00-60, where 60, a leap
+ * second, is read as 59 (§5.6.7); JavaScript's Date.parse would read 14:23:60 as 14:23:00 and 31 Nov
+ * as 1 Dec. An rfc850-date's two-digit year is in this century unless that is more than 50 years
+ * ahead of `now`, then in the previous one (§5.6.7), not JavaScript's fixed 1950-2049 window.
  */
 export function parseHttpDate(value: string, now = Date.now()): number | null {
   const trimmed = value.trim();
-  if (HTTP_DATE[1]!.test(trimmed)) return rfc850Date(trimmed, now);
-  const asctime = HTTP_DATE[2]!.test(trimmed);
-  if (!asctime && !HTTP_DATE[0]!.test(trimmed)) return null;
-  const ms = Date.parse(asctime ? `${trimmed} GMT` : trimmed);
-  return Number.isNaN(ms) ? null : ms;
+  let match = IMF_FIXDATE.exec(trimmed);
+  if (match) return utcMs(Number(match[3]), match[2]!, match[1]!, match.slice(4));
+  match = ASCTIME_DATE.exec(trimmed);
+  if (match) return utcMs(Number(match[6]), match[1]!, match[2]!, match.slice(3, 6));
+  match = RFC_850_DATE.exec(trimmed);
+  if (!match) return null;
+  const century = Math.floor(new Date(now).getUTCFullYear() / 100) * 100;
+  const inCentury = (start: number) => utcMs(start + Number(match[3]), match[2]!, match[1]!, match.slice(4));
+  const ms = inCentury(century);
+  return ms !== null && ms - now > FIFTY_YEARS_MS ? inCentury(century - 100) : ms;
 }
 
-function rfc850Date(value: string, now: number): number | null {
-  const century = Math.floor(new Date(now).getUTCFullYear() / 100) * 100;
-  const withYear = (year: number) => Date.parse(value.replace(RFC_850_YEAR, `-${year} `));
-  const twoDigits = Number(RFC_850_YEAR.exec(value)![1]);
-  const ms = withYear(century + twoDigits);
-  if (Number.isNaN(ms)) return null;
-  return ms - now > FIFTY_YEARS_MS ? withYear(century - 100 + twoDigits) : ms;
+function utcMs(year: number, monthName: string, dayText: string, [hour, minute, second]: readonly (string | undefined)[]): number | null {
+  const [month, day, h, m, s] = [MONTH_NAMES.indexOf(monthName), Number(dayText.trim()), Number(hour), Number(minute), Number(second)];
+  if (h > 23 || m > 59 || s > 60) return null;
+  // setUTCFullYear, unlike Date.UTC, takes years below 100 as they are.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, day);
+  date.setUTCHours(h, m, Math.min(s, 59));
+  // A day past the month's end rolls into the next month: such a date is no date.
+  return date.getUTCMonth() === month && date.getUTCDate() === day ? date.getTime() : null;
 }
 
 /**
