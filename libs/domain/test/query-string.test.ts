@@ -72,6 +72,12 @@ describe('parseSearchQuery', () => {
     expect(issuesOf({ since: '2025-01-02', until: '2025-01-01' })).toEqual([expect.objectContaining({ path: ['until'], message: 'until must be on or after since' })]);
   });
 
+  it('says nothing of the order when since or until is no date: only that it is none', () => {
+    const notADate = 'must be a real calendar date in the form YYYY-MM-DD';
+    expect(issuesOf({ since: '2025-03-01', until: '2025-02-30' })).toEqual([expect.objectContaining({ path: ['until'], message: notADate })]);
+    expect(issuesOf({ since: 'y', until: 'x' })).toEqual([expect.objectContaining({ path: ['since'], message: notADate }), expect.objectContaining({ path: ['until'], message: notADate })]);
+  });
+
   it('rejects a repeated parameter', () => {
     expect(issuesOf({ rating: ['4', '5'] })).toEqual([{ code: 'custom', path: ['rating'], message: 'must be given at most once' }]);
   });

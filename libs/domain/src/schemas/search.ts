@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate } from './primitives.js';
+import { isCalendarDate, IsoDate } from './primitives.js';
 
 /**
  * The search parameters, shared verbatim by GET /api/reviews/search, the MCP `search_reviews`
@@ -23,7 +23,8 @@ export const searchParamsShape = {
 
 export const SearchParams = z
   .strictObject(searchParamsShape)
-  .refine((p) => p.since === undefined || p.until === undefined || p.since <= p.until, {
+  // Their order only means something when both are dates: an invalid one has its own issue.
+  .refine((p) => p.since === undefined || p.until === undefined || !isCalendarDate(p.since) || !isCalendarDate(p.until) || p.since <= p.until, {
     path: ['until'],
     message: 'until must be on or after since',
   })
