@@ -1,4 +1,4 @@
-import { buildSnapshotContent, validateDataset, type Compress, type Issue, type LastModified, type PreviousRepresentations, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 
 /**
@@ -23,8 +23,6 @@ export interface BuildRequest {
   readonly publishedAt: Date;
   /** The version's Last-Modified, decided by the follower against the version it replaces. */
   readonly lastModified: LastModified;
-  /** The replaced version's representations, whose unchanged bodies keep their Last-Modified. */
-  readonly previous?: PreviousRepresentations;
   /**
    * Send the content with only the gzip variant of each body not compressed before, and the brotli
    * variants after it (a swap: requests are served from the current snapshot until the content arrives).
@@ -63,7 +61,7 @@ function validatedBefore(raw: unknown, input: ValidatedBefore['input']): Validat
 }
 
 /** Parse, validate, derive, render and compress: everything of a build but the search indexes. */
-export function buildContent({ bytes, version, baseUrl, publishedAt, lastModified, previous }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
+export function buildContent({ bytes, version, baseUrl, publishedAt, lastModified }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
   try {
     raw = parseDatasetJson(bytes);
@@ -78,7 +76,7 @@ export function buildContent({ bytes, version, baseUrl, publishedAt, lastModifie
     if (validation) validation.before = bytes.byteLength <= validation.limitBytes ? validatedBefore(raw, validated.input) : null;
     // The parsed JSON is as large as the input; let it go before the documents and bodies are built.
     raw = undefined;
-    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, lastModified, ...(previous === undefined ? {} : { previous }), ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
+    return { ok: true, content: buildSnapshotContent(validated.input, { baseUrl, publishedAt, lastModified, ...(version === undefined ? {} : { version }), ...(compress ? { compress } : {}) }) };
   } catch (error) {
     return buildError(error);
   }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, lastModifiedAfter, lastModifiedMsOf, previousRepresentations, withLateBrotli, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, lastModifiedAfter, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
@@ -97,10 +97,9 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
    * (`lateBrotli`; ADR 0007): a client accepting br gets gzip meanwhile.
    */
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
-    const lastModified = lastModifiedAfter(dataset.publishedAt, current === null ? null : lastModifiedMsOf(current.representations), Date.now());
-    const previous = current === null ? {} : { previous: previousRepresentations(current.representations) };
+    const lastModified = lastModifiedAfter(dataset.publishedAt, current?.representations.reviews.lastModifiedMs ?? null, Date.now());
     const outcome = await builder.build(
-      { bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, lastModified, ...previous, deferBrotli: current !== null },
+      { bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, lastModified, deferBrotli: current !== null },
       current,
     );
     if (!outcome.ok) return outcome;

@@ -16,10 +16,7 @@ export interface Variant {
  */
 export interface Representation {
   readonly contentType: string;
-  /**
-   * RFC 9110 HTTP-date of the body's last modification: the version's (lastModifiedAfter), or that of
-   * the version before when the body is the same (an unchanged document keeps its date).
-   */
+  /** RFC 9110 HTTP-date of the version's last modification (lastModifiedAfter). */
   readonly lastModified: string;
   readonly lastModifiedMs: number;
   /**
@@ -123,32 +120,15 @@ export function lastModifiedAfter(publishedAt: Date, previousMs: number | null, 
   return { at: new Date(at), shared: at === previousMs };
 }
 
-/** What a representation was in the version before: the same body keeps its Last-Modified. */
-export interface PreviousRepresentation {
-  readonly hash: string;
-  readonly lastModified: LastModified;
-}
-
-export function previousRepresentation(representation: Representation): PreviousRepresentation {
-  return { hash: representationHash(representation), lastModified: { at: new Date(representation.lastModifiedMs), shared: representation.lastModifiedShared } };
-}
-
-/** The validators of the representation last modified latest: what a result derived from all of them may send. */
-export function latestModified(representations: readonly Representation[]): Pick<Representation, 'lastModified' | 'lastModifiedMs' | 'lastModifiedShared'> {
-  const { lastModified, lastModifiedMs, lastModifiedShared } = representations.reduce((latest, r) => (r.lastModifiedMs > latest.lastModifiedMs || (r.lastModifiedMs === latest.lastModifiedMs && r.lastModifiedShared) ? r : latest));
-  return { lastModified, lastModifiedMs, lastModifiedShared };
-}
-
-export function createRepresentation(body: Buffer | string, contentType: string, lastModified: LastModified, compress: Compress = compressBody, previous?: PreviousRepresentation): Representation {
+export function createRepresentation(body: Buffer | string, contentType: string, lastModified: LastModified, compress: Compress = compressBody): Representation {
   const identityBody = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const hash = contentHash(identityBody).slice(0, 32);
   const compressed = identityBody.length >= COMPRESSION_THRESHOLD_BYTES ? compress(identityBody, hash) : null;
-  const modified = previous?.hash === hash ? previous.lastModified : lastModified;
   return {
     contentType,
-    lastModified: modified.at.toUTCString(),
-    lastModifiedMs: wholeSeconds(modified.at.getTime()),
-    lastModifiedShared: modified.shared,
+    lastModified: lastModified.at.toUTCString(),
+    lastModifiedMs: wholeSeconds(lastModified.at.getTime()),
+    lastModifiedShared: lastModified.shared,
     identity: variantOf('identity', identityBody, hash),
     gzip: compressed ? variantOf('gzip', compressed.gzip, hash) : null,
     br: compressed?.br ? variantOf('br', compressed.br, hash) : null,

@@ -4,7 +4,7 @@ import { publishedPart } from './derive/published-part.js';
 import { validateDataset, type ValidationResult } from './validate.js';
 import { renderAtomFeed, renderJsonFeed } from './render/feeds.js';
 import { buildOpenApiDocument } from './render/openapi.js';
-import { contentHash, createRepresentation, latestModified, previousRepresentation, representationHash, withBrotli, type Compress, type LastModified, type PreviousRepresentation, type Representation } from './representation.js';
+import { contentHash, createRepresentation, representationHash, withBrotli, type Compress, type LastModified, type Representation } from './representation.js';
 import { buildSearchIndex, createSearchEngine, type SearchEngine, type SearchIndexData } from './search/engine.js';
 import type { InsightsDocument, ReviewsDocument } from './schemas/documents.js';
 import type { DatasetInput } from './schemas/input.js';
@@ -19,19 +19,6 @@ export interface SnapshotRepresentations {
   readonly feedJson: Representation;
   readonly feedAtom: Representation;
   readonly openapi: Representation;
-}
-
-/** The representations of the version a build replaces, by name, as far as a build needs them. */
-export type PreviousRepresentations = { readonly [name in keyof SnapshotRepresentations]?: PreviousRepresentation };
-
-export function previousRepresentations(representations: SnapshotRepresentations): PreviousRepresentations {
-  const { reviews, insights, feedJson, feedAtom, openapi } = representations;
-  return { reviews: previousRepresentation(reviews), insights: previousRepresentation(insights), feedJson: previousRepresentation(feedJson), feedAtom: previousRepresentation(feedAtom), openapi: previousRepresentation(openapi) };
-}
-
-/** When the latest of a snapshot's representations was modified: the date a new version's must pass (lastModifiedAfter). */
-export function lastModifiedMsOf(representations: SnapshotRepresentations): number {
-  return latestModified(Object.values(representations)).lastModifiedMs;
 }
 
 /** Everything one dataset version serves, built once and then only read. */
@@ -52,10 +39,8 @@ export interface Snapshot {
 export interface SnapshotOptions {
   readonly baseUrl: string;
   readonly publishedAt: Date;
-  /** The changed representations' Last-Modified when the version replaces another (lastModifiedAfter); otherwise the publish time. */
+  /** The representations' Last-Modified when the version replaces another (lastModifiedAfter); otherwise the publish time. */
   readonly lastModified?: LastModified;
-  /** The replaced version's representations: a body it served already keeps that Last-Modified. */
-  readonly previous?: PreviousRepresentations;
   /** How bodies are compressed; a build worker passes a memo so unchanged bodies are not compressed again. */
   readonly compress?: Compress;
   /**
@@ -104,14 +89,14 @@ export function buildSnapshotContent(input: DatasetInput, options: SnapshotOptio
   const reviewsDocument = buildReviewsDocument(published);
   const insightsDocument = deriveInsights(published);
   const lastModified = options.lastModified ?? { at: options.publishedAt, shared: false };
-  const represent = (name: keyof SnapshotRepresentations, body: string, contentType: string) => createRepresentation(body, contentType, lastModified, options.compress, options.previous?.[name]);
-  const json = (name: keyof SnapshotRepresentations, value: unknown) => represent(name, JSON.stringify(value), JSON_CONTENT_TYPE);
+  const represent = (body: string, contentType: string) => createRepresentation(body, contentType, lastModified, options.compress);
+  const json = (value: unknown) => represent(JSON.stringify(value), JSON_CONTENT_TYPE);
   const representations: SnapshotRepresentations = {
-    reviews: json('reviews', reviewsDocument),
-    insights: json('insights', insightsDocument),
-    feedJson: represent('feedJson', renderJsonFeed(reviewsDocument, urls), JSON_CONTENT_TYPE),
-    feedAtom: represent('feedAtom', renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE),
-    openapi: json('openapi', buildOpenApiDocument(urls)),
+    reviews: json(reviewsDocument),
+    insights: json(insightsDocument),
+    feedJson: represent(renderJsonFeed(reviewsDocument, urls), JSON_CONTENT_TYPE),
+    feedAtom: represent(renderAtomFeed(reviewsDocument, urls), ATOM_CONTENT_TYPE),
+    openapi: json(buildOpenApiDocument(urls)),
   };
   const searchIndex = buildSearchIndex(reviewsDocument.reviews, input.business, insightsDocument);
   return { version, publishedAt: options.publishedAt, urls, input, reviewsDocument, insightsDocument, representations, searchIndex };

@@ -1,5 +1,5 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { contentHash, JSON_CONTENT_TYPE, latestModified, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
+import { contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
 import { chooseContentCoding } from '@reviews/runtime';
 
 const COMPRESSION_THRESHOLD_BYTES = 1024;
@@ -22,8 +22,7 @@ const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
  */
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  // Results come from the reviews and their insights (mentions_*): modified when either was.
-  const { lastModified, lastModifiedMs, lastModifiedShared } = latestModified([snapshot.representations.reviews, snapshot.representations.insights]);
+  const { lastModified, lastModifiedMs, lastModifiedShared } = snapshot.representations.reviews;
   return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, lastModifiedShared, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
 }
 
