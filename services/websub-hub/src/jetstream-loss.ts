@@ -26,20 +26,27 @@ export type RemakingWhenGone = <T>(operation: () => Promise<T>) => Promise<T>;
  * it would fail every operation until restarted, while the read-side replicas follow the new store by
  * themselves. Only a failure whose cause is a missing stream remakes anything: while NATS is merely
  * away, `isGone` cannot answer and the operation's own error stands. Operations failing together
- * share one remake.
+ * share one check and one remake. An operation that failed because the state was gone, and finds it
+ * there again (remade meanwhile by this replica or another), runs again.
  */
 export function remakingWhenGone({ what, isGone, remake, logger }: RemakeWhenGoneOptions): RemakingWhenGone {
+  let checking: Promise<boolean> | null = null;
   let remaking: Promise<void> | null = null;
   // Counts finished remakes: an operation that failed while another one remade the state only runs again.
   let remakes = 0;
+  const gone = (): Promise<boolean> =>
+    (checking ??= answeredWithin(isGone(), GONE_CHECK_MS).finally(() => {
+      checking = null;
+    }));
   return async (operation) => {
     const remakesBefore = remakes;
     try {
       return await operation();
     } catch (error) {
       if (remaking === null && remakes === remakesBefore) {
-        if (!(await answeredWithin(isGone(), GONE_CHECK_MS))) throw error;
-        if (remakes === remakesBefore)
+        if (!(await gone())) {
+          if (remakes === remakesBefore && !isNotFound(error)) throw error;
+        } else if (remakes === remakesBefore) {
           remaking ??= (async () => {
             try {
               await remake();
@@ -49,6 +56,7 @@ export function remakingWhenGone({ what, isGone, remake, logger }: RemakeWhenGon
               remaking = null;
             }
           })();
+        }
       }
       await remaking;
       return operation();
@@ -86,9 +94,14 @@ export async function consumerGone(jsm: JetStreamManager, stream: string, consum
     await jsm.consumers.info(stream, consumer);
     return false;
   } catch (error) {
-    if (isApiError(error, JetStreamApiCodes.StreamNotFound) || isApiError(error, JetStreamApiCodes.ConsumerNotFound)) return true;
+    if (isNotFound(error)) return true;
     throw error;
   }
+}
+
+/** A stream or consumer not found: with the state there now, it was remade since the operation failed. */
+function isNotFound(error: unknown): boolean {
+  return isApiError(error, JetStreamApiCodes.StreamNotFound) || isApiError(error, JetStreamApiCodes.ConsumerNotFound);
 }
 
 function isApiError(error: unknown, code: number): boolean {
