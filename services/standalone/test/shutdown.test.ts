@@ -192,23 +192,25 @@ describe('crash of the standalone service', () => {
 
 // MCP basic/transports (Security Warning): a server running locally SHOULD bind only to localhost.
 describe('the address the standalone service listens on', () => {
-  const otherAddress = Object.values(networkInterfaces())
-    .flat()
-    .find((address) => address !== undefined && !address.internal && address.family === 'IPv4')?.address;
+  /** Another address of this machine than 127.0.0.1: a network interface's, else IPv6 loopback. */
+  const elsewhere =
+    Object.values(networkInterfaces())
+      .flat()
+      .find((address) => address !== undefined && !address.internal && address.family === 'IPv4')?.address ?? '[::1]';
+  const reachable = async (url: string) => (await send('GET', url).catch(() => null))?.status === 200;
+  const at = (url: string, path: string) => `${url.replace('127.0.0.1', elsewhere)}${path}`;
 
   it('is every interface unless HOST is set; HOST=127.0.0.1 serves loopback only, metrics included', async () => {
-    expect(otherAddress).toBeDefined();
-    const reachable = async (url: string) => (await send('GET', url).catch(() => null))?.status === 200;
     const everywhere = await startInstance();
-    expect(await reachable(everywhere.url.replace('127.0.0.1', otherAddress!) + '/healthz')).toBe(true);
+    expect(await reachable(at(everywhere.url, '/healthz'))).toBe(true);
+    expect(await reachable(at(everywhere.metricsUrl, '/metrics'))).toBe(true);
     everywhere.child.kill('SIGTERM');
     await everywhere.exited;
 
     const local = await startInstance({ HOST: '127.0.0.1' });
-    const { port: metricsPort } = new URL(local.metricsUrl);
     expect(await reachable(`${local.url}/healthz`)).toBe(true);
-    expect(await reachable(local.url.replace('127.0.0.1', otherAddress!) + '/healthz')).toBe(false);
-    expect(await reachable(`http://127.0.0.1:${metricsPort}/metrics`)).toBe(true);
-    expect(await reachable(`http://${otherAddress!}:${metricsPort}/metrics`)).toBe(false);
+    expect(await reachable(`${local.metricsUrl}/metrics`)).toBe(true);
+    expect(await reachable(at(local.url, '/healthz'))).toBe(false);
+    expect(await reachable(at(local.metricsUrl, '/metrics'))).toBe(false);
   });
 });
