@@ -47,6 +47,13 @@ describe('only verified reviews are published (interface spec: "publishes verifi
     expect(pullQuote(only, [0, 1])).toBeUndefined();
     expect(pullQuote(only, [0])).toBe(only);
     expect(pullQuote('Editorial words found in no review.', [0, 1])).toBe('Editorial words found in no review.');
+    // Found by its words: quotation marks, ellipses, case, punctuation and a signature aside.
+    for (const quoted of ['“Words that only the first review says.”', '"Words that only the first review says"', '…only the first review says.', 'words that ONLY the first review says', 'Words that only… review says. — Author 0', 'Words that only ... says - Author 0']) {
+      expect({ quoted, published: pullQuote(quoted, [0, 1]) }).toEqual({ quoted, published: undefined });
+      expect({ quoted, published: pullQuote(quoted, [0]) }).toEqual({ quoted, published: quoted });
+    }
+    // Words the review does not hold in that order are not its words.
+    expect(pullQuote('Says the first review only.', [0, 1])).toBe('Says the first review only.');
   });
 
   it('finds no unverified review by search or by id', () => {
