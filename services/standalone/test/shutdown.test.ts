@@ -165,8 +165,8 @@ describe('rolling restart of the standalone service', () => {
 
 describe('crash of the standalone service', () => {
   it('notifications waiting for their retry when the process is killed are sent by the next instance', async () => {
-    // Its own state, and a retry delay no process outlives here.
-    const crashEnv = { DATA_DIR: join(dir, 'crash-data'), WEBSUB_RETRY_DELAYS_MS: '0,600000' };
+    // Its own state, and a retry due after the kill: the schedule is in the store, so the next instance keeps it.
+    const crashEnv = { DATA_DIR: join(dir, 'crash-data'), WEBSUB_RETRY_DELAYS_MS: '0,3000' };
     const names = ['crash-0', 'crash-1', 'crash-2'];
     const killed = await startInstance(crashEnv);
     for (const name of names) expect((await subscribe(killed, name)).status).toBe(202);

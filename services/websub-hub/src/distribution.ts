@@ -1,11 +1,11 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { TOPICS, topicLinkHeader, type Snapshot } from '@reviews/domain';
 import { activeTraceparent, contextFromTraceparent, SpanKind, withSpan, type Logger } from '@reviews/runtime';
 import type { HubMetrics } from './metrics.js';
 import type { OutboundClient } from './outbound.js';
 import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
-import { isActive, isDueForSweep, isSubscription, type Subscription } from './subscription.js';
+import { isActive, isDueForSweep, isSubscription, type DeliveryClaim, type Subscription } from './subscription.js';
 import { sendDenial } from './verification.js';
 
 /** Spec §6/§8: three consecutive failed notifications remove the subscription. */
@@ -17,6 +17,10 @@ const SNAPSHOT_LAG_RETRY_MS = 250;
 const ORIGIN_BUSY_RETRY_MS = 1_000;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
 const SNAPSHOT_LAG_GIVE_UP_MS = 5 * 60_000;
+/** A claimed delivery lapses after this: longer than one POST (15 s in all), as a job's ack wait is. */
+const DELIVERY_CLAIM_MS = 30_000;
+/** A job waiting for another delivery to the same subscription to end looks again after this. */
+const CLAIMED_RETRY_MS = 500;
 
 export interface DistributionDeps {
   readonly store: SubscriptionStore;
@@ -81,7 +85,7 @@ async function announce(snapshot: Snapshot, deps: DistributionDeps): Promise<voi
  * Queue again the notifications a previous run owed but may have lost with its in-process queue:
  * for each announced topic, one job for its current state per active subscription that has not
  * acknowledged that state's bytes. Subscriptions that were waiting out a retry delay get their next
- * attempt now (their failure count is in the store).
+ * attempt when it is due (their failure count and last attempt are in the store).
  */
 export async function resumeUndelivered(deps: Pick<DistributionDeps, 'store' | 'queue' | 'logger' | 'now'>): Promise<void> {
   const { store, queue, logger, now } = deps;
@@ -101,35 +105,82 @@ export async function resumeUndelivered(deps: Pick<DistributionDeps, 'store' | '
 /**
  * Run one delivery job: POST the topic's newest bytes to the subscription and apply the outcome.
  * 2xx resets the failure count, 410 removes at once, anything else counts a failure and is retried
- * after the configured delay; the third failure in a row sends a denial and removes it.
+ * after the configured delay; the third failure in a row sends a denial and removes it. A subscription
+ * gets one notification at a time (its `delivering` claim) and none before its retry is due, whatever
+ * job asks: the retry schedule and the order of changes are the subscription's, not a job's.
  */
 export function runDeliveryJob(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
   const span = { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(job.traceparent), attributes: { 'websub.topic': job.topic, 'websub.seq': job.seq } };
   return withSpan('websub deliver', span, () => deliver(job, deps));
 }
 
+/** When the subscription's next attempt is due after its consecutive failures (0: now). */
+function nextAttemptDue(subscription: Subscription, retryDelaysMs: readonly number[]): number {
+  if (subscription.failures === 0 || subscription.lastAttemptAt === null) return 0;
+  return subscription.lastAttemptAt + (retryDelaysMs[Math.min(subscription.failures, retryDelaysMs.length - 1)] ?? 0);
+}
+
+/**
+ * Whether another delivery holds the subscription at `t`. A claim for this job's own change is an
+ * attempt of this job whose process died before releasing it: the queue hands a job out again only
+ * once its holder stopped, so that claim is taken over, not waited out.
+ */
+function claimedByAnother(subscription: Subscription, job: DeliveryJob, t: number): boolean {
+  const claim = subscription.delivering;
+  return claim !== undefined && claim.until > t && !isOwnClaim(claim, job);
+}
+
+function isOwnClaim(claim: DeliveryClaim, job: DeliveryJob): boolean {
+  return claim.seq === job.seq && claim.etag === job.etag;
+}
+
+/** The subscription without `claim`, if it still holds it. */
+function released(subscription: Subscription, claim: DeliveryClaim): Subscription {
+  if (subscription.delivering?.token !== claim.token) return subscription;
+  const { delivering: _released, ...rest } = subscription;
+  return rest;
+}
+
 async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const done = { done: true } as const;
-  const subscription = await store.get(job.subscriptionKey);
-  if (!subscription) return done;
-  if (!isActive(subscription, now())) {
+  const found = await store.get(job.subscriptionKey);
+  if (!found) return done;
+  if (!isActive(found, now())) {
     await store.update(job.subscriptionKey, (cur) => (cur && !isActive(cur, now()) ? null : undefined));
     return done;
   }
+  // Leaving for good: a claim an earlier attempt of this job left behind goes too, so no other job waits it out.
+  const stale = found.delivering !== undefined && isOwnClaim(found.delivering, job) ? found.delivering : null;
+  const finished = async (): Promise<JobOutcome> => {
+    if (stale) await store.update(found.key, (cur) => (cur?.delivering?.token === stale.token ? released(cur, stale) : undefined));
+    return done;
+  };
   const state = await store.topicState(job.topic);
   // A newer change was announced: its own job sends the newest content.
-  if (state && (state.seq > job.seq || (state.seq === job.seq && state.etag !== job.etag))) return done;
+  if (state && (state.seq > job.seq || (state.seq === job.seq && state.etag !== job.etag))) return finished();
   const snapshot = deps.current();
   const representation = snapshot?.topic(job.topic);
   if (!snapshot || !representation || representation.identity.etag !== job.etag) {
     if (now() - job.enqueuedAt > SNAPSHOT_LAG_GIVE_UP_MS) {
       logger.warn({ subscription: job.subscriptionKey, topic: job.topic, seq: job.seq }, 'announced dataset never loaded here; job dropped');
-      return done;
+      return finished();
     }
     return { retryInMs: SNAPSHOT_LAG_RETRY_MS };
   }
-  if (subscription.deliveredEtag === job.etag) return done;
+  const t = now();
+  // A change announced while a failed notification waits for its retry waits with it.
+  const due = nextAttemptDue(found, deps.retryDelaysMs);
+  if (due > t) return { retryInMs: due - t };
+  // Another notification is on its way to it: this one goes after, or not at all if that one was this content.
+  if (claimedByAnother(found, job, t)) return { retryInMs: CLAIMED_RETRY_MS };
+  if (found.deliveredEtag === job.etag) return finished();
+  const claim: DeliveryClaim = { etag: job.etag, seq: job.seq, token: randomUUID(), until: t + DELIVERY_CLAIM_MS };
+  const subscription = await store.update(found.key, (cur) =>
+    cur && cur.requestedAt === found.requestedAt && !claimedByAnother(cur, job, t) && cur.deliveredEtag !== job.etag && nextAttemptDue(cur, deps.retryDelaysMs) <= t ? { ...cur, delivering: claim } : undefined,
+  );
+  // Changed meanwhile (claimed by another job, renewed, notified, removed): look again, unless there is nothing left to send.
+  if (subscription?.delivering?.token !== claim.token) return subscription && subscription.deliveredEtag !== job.etag ? { retryInMs: CLAIMED_RETRY_MS } : done;
 
   const body = representation.identity.body;
   const headers: Record<string, string> = {
@@ -151,26 +202,32 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   if (result.ok && status !== null && status >= 200 && status <= 299) {
     metrics.deliveries.inc({ topic: job.topic, outcome: 'success' });
     await store.update(subscription.key, (cur) =>
-      cur ? { ...cur, failures: 0, deliveredEtag: job.etag, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
+      cur ? { ...released(cur, claim), failures: 0, deliveredEtag: job.etag, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
     );
     logger.debug(log, 'notification delivered');
     return done;
   }
   if (!result.ok && result.reason === 'busy') {
     // Never sent: the hub's own connections to that origin were all taken. Not the subscriber's failure.
+    await store.update(subscription.key, (cur) => (cur?.delivering?.token === claim.token ? released(cur, claim) : undefined));
     logger.debug(log, 'notification deferred: every connection to the callback origin is busy');
     return { retryInMs: ORIGIN_BUSY_RETRY_MS };
   }
   if (status === 410) {
     metrics.deliveries.inc({ topic: job.topic, outcome: 'gone' });
-    await store.update(subscription.key, (cur) => (cur && cur.requestedAt === subscription.requestedAt ? null : undefined));
+    await store.update(subscription.key, (cur) => {
+      if (cur === null) return undefined;
+      // Renewed meanwhile: a newer request than the one that answered 410 stands, without this claim.
+      if (cur.requestedAt === subscription.requestedAt) return null;
+      return cur.delivering?.token === claim.token ? released(cur, claim) : undefined;
+    });
     logger.info(log, 'subscriber answered 410 Gone; subscription removed');
     return done;
   }
 
   metrics.deliveries.inc({ topic: job.topic, outcome: 'failure' });
   const updated = await store.update(subscription.key, (cur) =>
-    cur ? { ...cur, failures: cur.failures + 1, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
+    cur ? { ...released(cur, claim), failures: cur.failures + 1, lastStatus: status, lastAttemptAt: attemptAt } : undefined,
   );
   if (!updated) return done;
   if (updated.failures >= MAX_CONSECUTIVE_FAILURES) {
@@ -183,8 +240,7 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
     return done;
   }
   metrics.deliveryRetries.inc({ topic: job.topic });
-  const delays = deps.retryDelaysMs;
-  const retryInMs = delays[Math.min(updated.failures, delays.length - 1)] ?? 0;
+  const retryInMs = Math.max(0, nextAttemptDue(updated, deps.retryDelaysMs) - attemptAt);
   // Warn: a subscriber failing is what an operator filtering on warn+ has to see (which host, how often).
   logger.warn({ ...log, failures: updated.failures, retryInMs }, 'notification failed; will retry');
   return { retryInMs };

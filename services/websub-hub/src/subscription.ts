@@ -23,6 +23,20 @@ export interface Subscription {
   readonly deliveredEtag: string | null;
   readonly lastStatus: number | null;
   readonly lastAttemptAt: number | null;
+  /**
+   * The notification being sent to it now, by whichever replica: one at a time per subscription, so a
+   * slow POST of older content cannot land after a newer one, nor keep a newer one from being sent.
+   */
+  readonly delivering?: DeliveryClaim;
+}
+
+/** A delivery under way; it lapses at `until`, so a replica that died mid-POST holds no one up for long. */
+export interface DeliveryClaim {
+  readonly etag: string;
+  readonly seq: number;
+  /** Unique per attempt: tells the attempt that made the claim from any other. */
+  readonly token: string;
+  readonly until: number;
 }
 
 /**

@@ -112,6 +112,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
           deliveredEtag: renewed ? renewed.deliveredEtag : (announced?.etag ?? null),
           lastStatus: renewed?.lastStatus ?? null,
           lastAttemptAt: renewed?.lastAttemptAt ?? null,
+          ...(renewed?.delivering ? { delivering: renewed.delivering } : {}),
         };
       }),
     );

@@ -69,6 +69,8 @@ export interface Received {
   readonly query: URLSearchParams;
   readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
+  /** Date.now() when the request had arrived whole. */
+  readonly at: number;
 }
 
 export type Reply =
@@ -166,7 +168,7 @@ export class Subscriber {
       const target = req.url ?? '/';
       const name = /^\/cb\/([^/?]+)/.exec(target)?.[1] ?? '(unknown)';
       const query = new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : '');
-      const received: Received = { method: req.method ?? '', target, query, headers: req.headers, body: Buffer.concat(chunks) };
+      const received: Received = { method: req.method ?? '', target, query, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() };
       this.received.set(name, [...this.requests(name), received]);
       const reply = (this.behaviours.get(name) ?? defaultBehaviour)(received);
       if (reply === 'hang') {
