@@ -1,6 +1,7 @@
 /**
- * WebSub subscribers for the fan-out benchmark: HTTPS on PORT_COUNT ephemeral 127.0.0.1 ports (the
- * certificate in CERT_FILE/KEY_FILE). Challenges are echoed, notifications acknowledged with 204 and
+ * WebSub subscribers for the fan-out benchmark: HTTPS on PORT_COUNT ephemeral ports spread over the
+ * loopback addresses in LISTEN_HOSTS (127.0.0.1 unless given; the certificate in CERT_FILE/KEY_FILE
+ * names them), each host:port a callback origin of its own. Challenges are echoed, notifications acknowledged with 204 and
  * counted; GET http://127.0.0.1:<control port>/stats reports the counts and first/last arrival times.
  * The control port is the system's choice, written to CONTROL_PORT_FILE once it listens: a port
  * picked by the parent and bound here later could be taken meanwhile by one of the hundreds of
@@ -13,7 +14,9 @@ import type { AddressInfo, Server } from 'node:net';
 
 const tls = { key: readFileSync(process.env.KEY_FILE ?? ''), cert: readFileSync(process.env.CERT_FILE ?? '') };
 const portCount = Number(process.env.PORT_COUNT ?? 1);
-const ports: number[] = [];
+const hosts = (process.env.LISTEN_HOSTS ?? '127.0.0.1').split(',');
+/** host:port of each listening server. */
+const origins: string[] = [];
 
 let challenges = 0;
 let notifications = 0;
@@ -43,16 +46,17 @@ const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(204).end();
   });
 };
-// One handler behind many ports: each port is its own callback origin (host:port) for the hub.
+// One handler behind many ports: each host:port is its own callback origin for the hub.
 for (let i = 0; i < portCount; i++) {
   const server = createHttpsServer(tls, onRequest);
   server.on('error', (error) => {
     process.stderr.write(`subscribers: ${error.message}\n`);
     process.exit(1);
   });
-  server.listen(0, '127.0.0.1', () => {
+  const host = hosts[i % hosts.length]!;
+  server.listen(0, host, () => {
     const address = server.address();
-    if (typeof address === 'object' && address) ports.push(address.port);
+    if (typeof address === 'object' && address) origins.push(`${host}:${address.port}`);
   });
 }
 
@@ -62,7 +66,7 @@ createHttpServer((req, res) => {
     perCallback.clear();
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ ports, challenges, notifications, bytes, firstAt, lastAt, callbacks: perCallback.size }));
+  res.end(JSON.stringify({ origins, challenges, notifications, bytes, firstAt, lastAt, callbacks: perCallback.size }));
 }).listen(0, '127.0.0.1', function (this: Server) {
   writeFileSync(process.env.CONTROL_PORT_FILE ?? '', String((this.address() as AddressInfo).port));
 });

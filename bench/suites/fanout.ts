@@ -19,9 +19,11 @@ const TOPICS = [
   { path: '/api/feed.json', slug: 'feed-json' },
   { path: '/feed.xml', slug: 'feed-atom' },
 ] as const;
-// 200 callback origins (host:port): the hub's per-callback-host limit (burst 20) admits 15 subscriptions each.
+// 200 callback origins (host:port) on 50 loopback addresses: the hub limits subscription requests per
+// callback host name, whatever the port (burst 100 for all clients together), so 60 subscriptions each.
 const SUBSCRIBER_PROCESSES = 4;
 const PORTS_PER_PROCESS = 50;
+const CALLBACK_HOSTS = Array.from({ length: 50 }, (_, i) => `127.0.0.${i + 2}`);
 // The hub's per-client limit (burst 30) is keyed on the proxy-appended X-Forwarded-For address.
 const SUBSCRIPTIONS_PER_CLIENT_ADDRESS = 25;
 // Below the hub's cap of 500 pending verifications.
@@ -31,7 +33,8 @@ const DELIVERY_TIMEOUT_MS = 60_000;
 const RSS_SAMPLE_MS = 50;
 
 interface SubscriberStats {
-  readonly ports: number[];
+  /** host:port of each callback origin. */
+  readonly origins: string[];
   readonly challenges: number;
   readonly notifications: number;
   readonly bytes: number;
@@ -42,20 +45,24 @@ interface SubscriberStats {
 
 interface SubscriberProcess {
   readonly running: Running;
-  readonly ports: number[];
+  readonly origins: string[];
   stats(reset?: boolean): Promise<SubscriberStats>;
 }
 
 async function startSubscribers(keyFile: string, certFile: string, index: number): Promise<SubscriberProcess> {
   const portFile = join(workDir, `subscribers-${index}.port`);
   rmSync(portFile, { force: true });
-  const running = startProcess([join(repoRoot, 'bench/servers/subscribers.ts')], { KEY_FILE: keyFile, CERT_FILE: certFile, PORT_COUNT: String(PORTS_PER_PROCESS), CONTROL_PORT_FILE: portFile }, 0);
+  const running = startProcess(
+    [join(repoRoot, 'bench/servers/subscribers.ts')],
+    { KEY_FILE: keyFile, CERT_FILE: certFile, PORT_COUNT: String(PORTS_PER_PROCESS), LISTEN_HOSTS: CALLBACK_HOSTS.join(','), CONTROL_PORT_FILE: portFile },
+    0,
+  );
   let control = 0;
   await until(async () => (control = Number(existsSync(portFile) ? readFileSync(portFile, 'utf8') : 0)) > 0, 20_000, 'subscriber control port');
   const stats = async (reset = false) => (await (await fetch(`http://127.0.0.1:${control}/${reset ? 'reset' : 'stats'}`, { method: reset ? 'POST' : 'GET' })).json()) as SubscriberStats;
-  let ports: number[] = [];
-  await until(async () => (ports = (await stats().catch(() => null))?.ports ?? []).length === PORTS_PER_PROCESS, 20_000, 'subscriber ports listening');
-  return { running, ports, stats };
+  let origins: string[] = [];
+  await until(async () => (origins = (await stats().catch(() => null))?.origins ?? []).length === PORTS_PER_PROCESS, 20_000, 'subscriber ports listening');
+  return { running, origins, stats };
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
@@ -68,7 +75,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
 }
 
 /** Subscribe `indices` to `topic` through the hub's public endpoint, in waves the hub verifies before the next. */
-async function subscribe(hubUrl: string, metricsPort: number, ports: number[], topic: (typeof TOPICS)[number], indices: number[], alreadyActive: number): Promise<void> {
+async function subscribe(hubUrl: string, metricsPort: number, origins: string[], topic: (typeof TOPICS)[number], indices: number[], alreadyActive: number): Promise<void> {
   for (let wave = 0; wave < indices.length; wave += SUBSCRIBE_WAVE) {
     const batch = indices.slice(wave, wave + SUBSCRIBE_WAVE);
     for (let i = 0; i < batch.length; i += SUBSCRIBE_CONCURRENCY) {
@@ -78,7 +85,7 @@ async function subscribe(hubUrl: string, metricsPort: number, ports: number[], t
           const body = new URLSearchParams({
             'hub.mode': 'subscribe',
             'hub.topic': `${BASE_URL}${topic.path}`,
-            'hub.callback': `https://127.0.0.1:${ports[j % ports.length]}/cb/${topic.slug}/${j}?subscriber=${j}`,
+            'hub.callback': `https://${origins[j % origins.length]}/cb/${topic.slug}/${j}?subscriber=${j}`,
           });
           const res = await fetch(hubUrl, {
             method: 'POST',
@@ -163,7 +170,7 @@ const mib = (bytes: number) => fmt(bytes / 2 ** 20, 1);
 export async function fanout(): Promise<Section> {
   const load = loadNote();
   const versions = editedVersions(datasetInput(REVIEWS, 11), 4);
-  const pki = createBenchPki();
+  const pki = createBenchPki(['127.0.0.1', ...CALLBACK_HOSTS]);
   const nats = await startBenchNats();
   const nc = await connect({ servers: nats.url, name: 'bench-fanout' });
   const subscribers: SubscriberProcess[] = [];
@@ -173,7 +180,7 @@ export async function fanout(): Promise<Section> {
     const store = await NatsDatasetStore.open(nc, 1);
     await store.publish(versions[0]!);
     for (let i = 0; i < SUBSCRIBER_PROCESSES; i++) subscribers.push(await startSubscribers(pki.keyFile, pki.certFile, i));
-    const ports = subscribers.flatMap((s) => s.ports);
+    const origins = subscribers.flatMap((s) => s.origins);
     const metricsPort = await freePort();
     hub = await startService('services/websub-hub/dist/main.js', {
       NATS_URL: nats.url,
@@ -190,10 +197,10 @@ export async function fanout(): Promise<Section> {
 
     // The baseline: what a dataset change costs the hub with nobody to notify (load, render, swap).
     results.push(await fanOut(() => store.publish(versions[1]!), subscribers, target, 0));
-    await subscribe(hubUrl, metricsPort, ports, TOPICS[0], range(0), 0);
+    await subscribe(hubUrl, metricsPort, origins, TOPICS[0], range(0), 0);
     results.push(await fanOut(() => store.publish(versions[2]!), subscribers, target, PER_TOPIC));
-    await subscribe(hubUrl, metricsPort, ports, TOPICS[1], range(PER_TOPIC), PER_TOPIC);
-    await subscribe(hubUrl, metricsPort, ports, TOPICS[2], range(2 * PER_TOPIC), 2 * PER_TOPIC);
+    await subscribe(hubUrl, metricsPort, origins, TOPICS[1], range(PER_TOPIC), PER_TOPIC);
+    await subscribe(hubUrl, metricsPort, origins, TOPICS[2], range(2 * PER_TOPIC), 2 * PER_TOPIC);
     results.push(await fanOut(() => store.publish(versions[3]!), subscribers, target, 3 * PER_TOPIC));
   } finally {
     await nc.close();
@@ -222,7 +229,7 @@ export async function fanout(): Promise<Section> {
     title: 'WebSub fan-out (one hub replica, HTTPS subscribers)',
     intro:
       `One websub-hub pod process (\`services/websub-hub/dist/main.js\`, NATS work queue and KV store, default limits and delivery concurrency), a private nats-server, ` +
-      `and ${SUBSCRIBER_PROCESSES} HTTPS subscriber processes on ${SUBSCRIBER_PROCESSES * PORTS_PER_PROCESS} loopback ports with a throw-away CA (trusted through \`NODE_EXTRA_CA_CERTS\`). ` +
+      `and ${SUBSCRIBER_PROCESSES} HTTPS subscriber processes on ${SUBSCRIBER_PROCESSES * PORTS_PER_PROCESS} ports over ${CALLBACK_HOSTS.length} loopback addresses with a throw-away CA (trusted through \`NODE_EXTRA_CA_CERTS\`). ` +
       `Every subscription has its own callback URL (path and query) and was made through \`POST /api/websub/hub\` and verified by challenge; the hub trusts one proxy hop (\`WEBSUB_TRUSTED_PROXY_HOPS=1\`), so each group of ${SUBSCRIPTIONS_PER_CLIENT_ADDRESS} subscriptions comes from its own client address (\`X-Forwarded-For\`) within the per-client rate limit. ` +
       `A first change with no subscriptions is the baseline; then ${fmt(PER_TOPIC)} subscriptions to /reviews.json, then ${fmt(PER_TOPIC)} more to each feed (${fmt(3 * PER_TOPIC)} in all); each stage publishes one change of a ${fmt(REVIEWS)}-review dataset over NATS ` +
       'and times, from the publish call, the first and the last notification received (the hub first loads and renders the new version). ' +
