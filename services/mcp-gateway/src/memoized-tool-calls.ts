@@ -8,6 +8,8 @@ import { parseArguments, TOOLS_BY_NAME, type ToolDefinition } from './tools.js';
 
 const MAX_MEMO_ENTRIES = 1000;
 const MAX_MEMO_BYTES = 16 * 1024 * 1024;
+/** Params are at most a 64 KiB body; a few hundred bytes in practice. */
+const MAX_ANSWERED_PARAMS_BYTES = 4 * 1024 * 1024;
 /** The only params answered here: the SDK gives `_meta` (progress tokens, related tasks) and `task` a meaning. */
 const PLAIN_PARAMS = new Set(['name', 'arguments']);
 
@@ -16,6 +18,12 @@ export interface SerializedResult {
   /** `{"result":<result>,"jsonrpc":"2.0","id":` in UTF-8: encoding tens of KiB per request was the fast path's largest cost. */
   readonly head: Buffer;
   readonly isError: boolean;
+}
+
+interface AnsweredCall {
+  readonly tool: ToolDefinition;
+  readonly result: SerializedResult;
+  readonly paramsLength: number;
 }
 
 /**
@@ -60,22 +68,43 @@ export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCa
     return entry;
   }
 
-  return (request, snapshot) => {
-    if (request.method !== 'tools/call' || !Object.keys(request.params ?? {}).every((key) => PLAIN_PARAMS.has(key)) || invalidParams(request) !== null) return null;
+  /**
+   * Calls answered before, by their params as sent: the same params are valid and answered alike, so a repeat
+   * skips validating and parsing them again (1.4 of the 2.1 µs a memoized call took). Bounded by the params' size.
+   */
+  const answered = new WeakMap<Snapshot, BoundedLru<AnsweredCall>>();
+
+  function answer(request: JSONRPCRequest, snapshot: Snapshot): { readonly tool: ToolDefinition; readonly result: SerializedResult | null } | null {
+    if (!Object.keys(request.params ?? {}).every((key) => PLAIN_PARAMS.has(key)) || invalidParams(request) !== null) return null;
     const name = request.params?.['name'];
     const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
-    if (!tool || !snapshot) return null;
+    if (!tool) return null;
     // Invalid arguments get the SDK path's isError result (the gateway's ownAnswer).
     const args = parseArguments(tool, request.params?.['arguments']);
     if (!args.ok) return null;
-    let result: SerializedResult | null;
-    try {
-      result = inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.value));
-    } catch {
-      // A tool that throws: McpServer turns that into an isError result, so the SDK path answers it.
-      return null;
+    return { tool, result: inToolSpan(tool, snapshot, () => memoized(tool, snapshot, args.value)) };
+  }
+
+  return (request, snapshot) => {
+    if (request.method !== 'tools/call' || !snapshot) return null;
+    let calls = answered.get(snapshot);
+    if (!calls) answered.set(snapshot, (calls = new BoundedLru<AnsweredCall>(MAX_MEMO_ENTRIES, MAX_ANSWERED_PARAMS_BYTES, (call) => call.paramsLength)));
+    const key = JSON.stringify(request.params);
+    let call = calls.get(key) ?? null;
+    if (call) {
+      const { tool, result } = call;
+      inToolSpan(tool, snapshot, () => result);
+    } else {
+      try {
+        const fresh = answer(request, snapshot);
+        if (fresh?.result) calls.set(key, (call = { tool: fresh.tool, result: fresh.result, paramsLength: key.length }));
+      } catch {
+        // A tool that throws: McpServer turns that into an isError result, so the SDK path answers it.
+        return null;
+      }
     }
-    if (result) metrics.toolCalls.inc({ tool: tool.name, outcome: result.isError ? 'error' : 'ok' });
-    return result;
+    if (!call) return null;
+    metrics.toolCalls.inc({ tool: call.tool.name, outcome: call.result.isError ? 'error' : 'ok' });
+    return call.result;
   };
 }
