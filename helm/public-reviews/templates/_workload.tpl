@@ -18,6 +18,12 @@ metadata:
 spec:
   {{- if not $cfg.autoscaling.enabled }}
   replicas: {{ $cfg.replicaCount }}
+  {{- else }}
+  {{- /* Dropping replicas from a live Deployment resets it to 1 until the HPA acts: keep what runs. */}}
+  {{- $live := lookup "apps/v1" "Deployment" $root.Release.Namespace $fullname }}
+  {{- if $live }}
+  replicas: {{ $live.spec.replicas }}
+  {{- end }}
   {{- end }}
   revisionHistoryLimit: 5
   selector:
