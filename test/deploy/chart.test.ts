@@ -327,6 +327,13 @@ describe('value sets', () => {
   });
 
 
+  // An upgrade by image tag (deploy.md §4) used to keep the chart's appVersion in the labels (and NOTES).
+  it('labels every object with the version the image tag names', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'image.tag=1.1.0', '--set', 'baseUrl=https://reviews.example.com', '--set', 'nats.url=nats://nats:4222']);
+    const objects = parseManifests(result.stdout, 'image.tag');
+    expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['1.1.0']));
+  });
+
   it('reuses an existing MCP session Secret instead of generating one', async () => {
     const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'mcp.session.existingSecret=mine', '--set', 'mcp.session.existingSecretKey=key']);
     const objects = parseManifests(result.stdout, 'existingSecret');

@@ -23,10 +23,15 @@ app.kubernetes.io/name: {{ include "public-reviews.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The version that runs: the image tag when one is set (an upgrade by tag), else the chart's appVersion. */}}
+{{- define "public-reviews.version" -}}
+{{- default .Chart.AppVersion .Values.image.tag | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "public-reviews.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "public-reviews.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ include "public-reviews.version" . | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: public-reviews
 {{- end -}}
