@@ -623,7 +623,8 @@ describe('renewals and secrets', () => {
       expect([first?.body, second?.body, more]).toEqual([failed, newest, []]);
       expect(second!.at - failedAt).toBeGreaterThanOrEqual(retryDelayMs - 50);
       expect([latest, superseded].map((body) => subscriber.countReceived('newest', body))).toEqual([0, 0]);
-      expect((await retrying.store.get(key))?.failures).toBe(0);
+      // Recorded once the 2xx is in, a moment after the subscriber saw the POST.
+      await waitFor(async () => (await retrying.store.get(key))?.failures === 0, 5000, 'the success recorded');
     } finally {
       await retrying.stop();
       await dir2.remove();
