@@ -1,4 +1,4 @@
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { Logger } from '@reviews/runtime';
 
 /**
@@ -77,21 +77,13 @@ async function answeredWithin(check: Promise<boolean>, ms: number): Promise<bool
   }
 }
 
-/** Whether `stream` is missing; other errors (NATS away, a timeout) are thrown, since they do not tell. */
-export async function streamGone(jsm: JetStreamManager, stream: string): Promise<boolean> {
+/**
+ * Whether what `lookup` (a stream's or consumer's info) asks about is missing; other errors (NATS away, a
+ * timeout) are thrown, since they do not tell.
+ */
+export async function notFound(lookup: Promise<unknown>): Promise<boolean> {
   try {
-    await jsm.streams.info(stream);
-    return false;
-  } catch (error) {
-    if (isApiError(error, JetStreamApiCodes.StreamNotFound)) return true;
-    throw error;
-  }
-}
-
-/** Whether `consumer` of `stream`, or the stream itself, is missing; other errors are thrown. */
-export async function consumerGone(jsm: JetStreamManager, stream: string, consumer: string): Promise<boolean> {
-  try {
-    await jsm.consumers.info(stream, consumer);
+    await lookup;
     return false;
   } catch (error) {
     if (isNotFound(error)) return true;

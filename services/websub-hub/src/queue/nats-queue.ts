@@ -9,7 +9,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { Logger } from '@reviews/runtime';
-import { consumerGone, remakingWhenGone } from '../jetstream-loss.js';
+import { notFound, remakingWhenGone } from '../jetstream-loss.js';
 import { outageLog } from '../outage-log.js';
 import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
 
@@ -58,7 +58,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   await openQueue();
   const remade = remakingWhenGone({
     what: `the delivery queue ${DELIVERY_STREAM}`,
-    isGone: () => consumerGone(jsm, DELIVERY_STREAM, DELIVERY_CONSUMER),
+    isGone: () => notFound(jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER)),
     remake: openQueue,
     logger,
   });

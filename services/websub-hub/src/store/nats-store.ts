@@ -2,7 +2,7 @@ import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { TopicName } from '@reviews/domain';
 import type { Logger } from '@reviews/runtime';
-import { remakingWhenGone, streamGone } from '../jetstream-loss.js';
+import { notFound, remakingWhenGone } from '../jetstream-loss.js';
 import { isSubscription, type SubscriptionRecord, type TopicState } from '../subscription.js';
 import { changeOfSubscription, subscriptionIn, type Change, type SubscriptionStore } from './subscription-store.js';
 
@@ -39,7 +39,7 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
   const jsm = await js.jetstreamManager();
   const remade = remakingWhenGone({
     what: `the subscription bucket ${SUBSCRIPTIONS_BUCKET}`,
-    isGone: () => streamGone(jsm, BUCKET_STREAM),
+    isGone: () => notFound(jsm.streams.info(BUCKET_STREAM)),
     remake: async () => void (await openBucket()),
     logger,
   });
