@@ -4,7 +4,7 @@ import { activeTraceparent, contextFromTraceparent, SpanKind, withSpan, type Log
 import type { HubMetrics } from './metrics.js';
 import type { OutboundClient } from './outbound.js';
 import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
-import type { SubscriptionStore } from './store/subscription-store.js';
+import type { Change, SubscriptionStore } from './store/subscription-store.js';
 import { isActive, isDueForSweep, isSubscription, type DeliveryClaim, type Subscription } from './subscription.js';
 import { sendDenial } from './verification.js';
 
@@ -141,6 +141,11 @@ function released(subscription: Subscription, claim: DeliveryClaim): Subscriptio
   return rest;
 }
 
+/** The store change that gives `claim` up: the subscription without it if it still holds it, else no write. */
+function releasing(claim: DeliveryClaim): Change<Subscription> {
+  return (cur) => (cur?.delivering?.token === claim.token ? released(cur, claim) : undefined);
+}
+
 async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const done = { done: true } as const;
@@ -153,7 +158,7 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   // Leaving for good: a claim an earlier attempt of this job left behind goes too, so no other job waits it out.
   const stale = found.delivering !== undefined && isOwnClaim(found.delivering, job) ? found.delivering : null;
   const finished = async (): Promise<JobOutcome> => {
-    if (stale) await store.update(found.key, (cur) => (cur?.delivering?.token === stale.token ? released(cur, stale) : undefined));
+    if (stale) await store.update(found.key, releasing(stale));
     return done;
   };
   const state = await store.topicState(job.topic);
@@ -209,18 +214,14 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   }
   if (!result.ok && result.reason === 'busy') {
     // Never sent: the hub's own connections to that origin were all taken. Not the subscriber's failure.
-    await store.update(subscription.key, (cur) => (cur?.delivering?.token === claim.token ? released(cur, claim) : undefined));
+    await store.update(subscription.key, releasing(claim));
     logger.debug(log, 'notification deferred: every connection to the callback origin is busy');
     return { retryInMs: ORIGIN_BUSY_RETRY_MS };
   }
   if (status === 410) {
     metrics.deliveries.inc({ topic: job.topic, outcome: 'gone' });
-    await store.update(subscription.key, (cur) => {
-      if (cur === null) return undefined;
-      // Renewed meanwhile: a newer request than the one that answered 410 stands, without this claim.
-      if (cur.requestedAt === subscription.requestedAt) return null;
-      return cur.delivering?.token === claim.token ? released(cur, claim) : undefined;
-    });
+    // Renewed meanwhile: a newer request than the one that answered 410 stands, without this claim.
+    await store.update(subscription.key, (cur) => (cur?.requestedAt === subscription.requestedAt ? null : releasing(claim)(cur)));
     logger.info(log, 'subscriber answered 410 Gone; subscription removed');
     return done;
   }
