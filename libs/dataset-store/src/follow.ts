@@ -71,13 +71,23 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
   };
 }
 
+export interface FollowingSnapshots {
+  /** Serves nothing (`current()` is null) until the first dataset is built. */
+  readonly snapshots: SnapshotFollower;
+  /** Settles once the source's current dataset, if it has one, was built and swapped in, or refused. */
+  readonly firstLoad: Promise<void>;
+}
+
 /**
  * Serves the newest valid dataset a source offers: each offer is parsed, validated, derived, rendered
  * and compressed on a worker thread while requests keep being answered from the current snapshot
  * (ADR 0007), then swapped in with one assignment, so a request sees the old snapshot or the new
  * one, never a mix. A refused offer changes nothing but the rejection reported by /readyz.
+ *
+ * Returns at once, the first dataset still loading: a pod listens meanwhile, so its probes answer
+ * during a load that takes minutes on a starved CPU.
  */
-export async function followSnapshots(source: DatasetSource, options: FollowOptions): Promise<SnapshotFollower> {
+export function startFollowingSnapshots(source: DatasetSource, options: FollowOptions): FollowingSnapshots {
   const { logger, service } = options;
   const metrics = datasetMetrics(options.metrics);
   // From the start at 0, so an alert on their increase sees a pod's first refusal.
@@ -163,9 +173,9 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
     }
   };
 
-  await source.subscribe(offer);
+  const firstLoad = source.subscribe(offer);
 
-  return {
+  const snapshots: SnapshotFollower = {
     current: () => current,
     onSwap(listener) {
       listeners.add(listener);
@@ -192,4 +202,12 @@ export async function followSnapshots(source: DatasetSource, options: FollowOpti
       await Promise.all([source.close(), builder.close()]);
     },
   };
+  return { snapshots, firstLoad };
+}
+
+/** startFollowingSnapshots, resolved once the first load is done: what a caller that cannot serve without it awaits. */
+export async function followSnapshots(source: DatasetSource, options: FollowOptions): Promise<SnapshotFollower> {
+  const { snapshots, firstLoad } = startFollowingSnapshots(source, options);
+  await firstLoad;
+  return snapshots;
 }

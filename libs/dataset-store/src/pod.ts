@@ -1,6 +1,6 @@
 import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type Readiness, type RequestHandler } from '@reviews/runtime';
 import type { SnapshotFollower } from './follower.js';
-import { followSnapshots } from './follow.js';
+import { startFollowingSnapshots } from './follow.js';
 import { FileDatasetSource } from './file-source.js';
 import { openDatasetSource } from './open-source.js';
 
@@ -36,6 +36,7 @@ export interface PodOptions {
 /**
  * Runs one service as a pod runs it: configuration from the environment only, the current dataset
  * followed from NATS (or DATASET_FILE without NATS_URL), probes, /metrics and graceful shutdown.
+ * Resolves once it listens, which is before the first dataset is served.
  * A ConfigError raised while building the app ends the process naming the variable.
  */
 export async function runPod(service: string, build: (context: PodContext) => Promise<PodApp> | PodApp, options: PodOptions = {}): Promise<HttpService> {
@@ -43,7 +44,15 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
   const logger = createLogger(service, config.LOG_LEVEL);
   const metrics = options.metrics ?? createMetrics(service);
   const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger }) : await openDatasetSource(config, { logger, metrics, service });
-  const snapshots = await followSnapshots(source, { baseUrl: config.BASE_URL, logger, metrics, service });
+  // Not awaited: the pod listens while its first dataset loads (8 s and 9 CPU-seconds at 100,000
+  // reviews), so /healthz answers the startup probe, and /readyz (503) and the data endpoints (503 with
+  // Retry-After) say it is not ready yet, instead of refusing connections.
+  const { snapshots, firstLoad } = startFollowingSnapshots(source, { baseUrl: config.BASE_URL, logger, metrics, service });
+  firstLoad.catch((error: unknown) => {
+    // A source fails its subscription only on a fault of its own (never for an unreachable NATS or a bad file).
+    logger.fatal({ err: error }, 'cannot follow the dataset; exiting');
+    process.exit(1);
+  });
   const app = await runOrExitOnConfigError(service, () => build({ config, logger, metrics, snapshots }));
   const http = await startHttpService({
     service,
