@@ -7,9 +7,8 @@ import { inToolSpan, runTool } from './server.js';
 import { parseArguments, TOOLS_BY_NAME, type ToolDefinition } from './tools.js';
 
 const MAX_MEMO_ENTRIES = 1000;
+/** Per dataset version, for the results and again for the calls answered (which hold the same results, and their params). */
 const MAX_MEMO_BYTES = 16 * 1024 * 1024;
-/** Params are at most a 64 KiB body; a few hundred bytes in practice. */
-const MAX_ANSWERED_PARAMS_BYTES = 4 * 1024 * 1024;
 /** The only params answered here: the SDK gives `_meta` (progress tokens, related tasks) and `task` a meaning. */
 const PLAIN_PARAMS = new Set(['name', 'arguments']);
 
@@ -23,7 +22,8 @@ export interface SerializedResult {
 interface AnsweredCall {
   readonly tool: ToolDefinition;
   readonly result: SerializedResult;
-  readonly paramsLength: number;
+  /** What the entry keeps alive: its params and its result, which the results' memo may already have evicted. */
+  readonly bytes: number;
 }
 
 /**
@@ -70,7 +70,8 @@ export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCa
 
   /**
    * Calls answered before, by their params as sent: the same params are valid and answered alike, so a repeat
-   * skips validating and parsing them again (1.4 of the 2.1 µs a memoized call took). Bounded by the params' size.
+   * skips validating and parsing them again (1.4 of the 2.1 µs a memoized call took). Bounded by what its entries
+   * hold, results included: many distinct params with large results must not keep more than the results' memo may.
    */
   const answered = new WeakMap<Snapshot, BoundedLru<AnsweredCall>>();
 
@@ -88,7 +89,7 @@ export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCa
   return (request, snapshot) => {
     if (request.method !== 'tools/call' || !snapshot) return null;
     let calls = answered.get(snapshot);
-    if (!calls) answered.set(snapshot, (calls = new BoundedLru<AnsweredCall>(MAX_MEMO_ENTRIES, MAX_ANSWERED_PARAMS_BYTES, (call) => call.paramsLength)));
+    if (!calls) answered.set(snapshot, (calls = new BoundedLru<AnsweredCall>(MAX_MEMO_ENTRIES, MAX_MEMO_BYTES, (call) => call.bytes)));
     const key = JSON.stringify(request.params);
     let call = calls.get(key) ?? null;
     if (call) {
@@ -97,7 +98,7 @@ export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCa
     } else {
       try {
         const fresh = answer(request, snapshot);
-        if (fresh?.result) calls.set(key, (call = { tool: fresh.tool, result: fresh.result, paramsLength: key.length }));
+        if (fresh?.result) calls.set(key, (call = { tool: fresh.tool, result: fresh.result, bytes: key.length + fresh.result.head.length }));
       } catch {
         // A tool that throws: McpServer turns that into an isError result, so the SDK path answers it.
         return null;
