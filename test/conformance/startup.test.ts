@@ -1,4 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -21,6 +23,38 @@ describe('standalone start-up with invalid configuration', () => {
     const { code, stderr } = await runStandaloneToExit({ DATASET_FILE: SAMPLE_DATASET, DATA_DIR: dataDir, [name]: value });
     expect(code).toBe(1);
     expect(stderr).toMatch(new RegExp(`^standalone: invalid configuration:\\n  - ${name}: `));
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('standalone start-up where the configuration meets the machine', () => {
+  it('PORT taken by another process: exit 1 naming PORT, no stack trace', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const { code, stderr } = await runStandaloneToExit({ DATASET_FILE: SAMPLE_DATASET, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port) });
+      expect([code, stderr]).toEqual([1, `standalone: invalid configuration:\n  - PORT: port ${port} on 127.0.0.1 is already in use (another process listens there)\n`]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('HOST not an address of this machine: exit 1 naming HOST', async () => {
+    const { code, stderr } = await runStandaloneToExit({ DATASET_FILE: SAMPLE_DATASET, DATA_DIR: dataDir, HOST: '192.0.2.1' });
+    expect([code, stderr]).toEqual([1, 'standalone: invalid configuration:\n  - HOST: 192.0.2.1 is not an address of this host (EADDRNOTAVAIL); unset, the service listens on every interface\n']);
+  });
+
+  it.each([
+    ['MCP session secret', {}],
+    ['WebSub subscriptions', { MCP_SESSION_SECRET: 'a'.repeat(32) }],
+  ])('DATA_DIR that cannot hold the %s: exit 1 naming DATA_DIR', async (what, env) => {
+    const notADirectory = join(dataDir, 'a-file');
+    await writeFile(notADirectory, '');
+    const { code, stderr } = await runStandaloneToExit({ DATASET_FILE: SAMPLE_DATASET, DATA_DIR: notADirectory, ...env });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^standalone: invalid configuration:\\n  - DATA_DIR: .*${what}.* \\(E[A-Z]+\\); give a directory this process can write`));
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 });

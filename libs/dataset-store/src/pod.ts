@@ -54,7 +54,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     process.exit(1);
   });
   const app = await runOrExitOnConfigError(service, () => build({ config, logger, metrics, snapshots }));
-  const http = await startHttpService({
+  const http = await runOrExitOnConfigError(service, () => startHttpService({
     service,
     port: config.PORT,
     metricsPort: config.METRICS_PORT,
@@ -66,7 +66,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
     ...(app.allow === undefined ? {} : { allow: app.allow }),
     readiness: app.readiness === undefined ? () => snapshots.health() : () => app.readiness!(snapshots.health()),
     handleSignals: true,
-  });
+  }));
   // Dataset changes are new work (a WebSub fan-out above all): stop following them the moment shutdown
   // begins, so a change published during the drain is left to the next instance instead of being
   // announced by both. The app keeps the last snapshot for what it still has in flight.

@@ -10,6 +10,7 @@ import { sendNotFound } from './http/errors.js';
 import { withProbes, type Readiness } from './probes.js';
 import { traceRequests } from './http/trace-requests.js';
 import { tracingEnabled } from './tracing.js';
+import { ConfigError } from './config.js';
 
 export type CloseHook = () => Promise<void> | void;
 
@@ -122,9 +123,29 @@ function createMetricsServer(metrics: Metrics, logger: Logger): Server {
   });
 }
 
-async function listen(server: Server, port: number, host: string | undefined): Promise<void> {
-  server.listen(port, host);
-  await once(server, 'listening');
+/** Why a listen failed, for the errors that are the configuration's (a taken port, an address not this host's). */
+const LISTEN_PROBLEMS: Record<string, string> = {
+  EADDRINUSE: 'is already in use (another process listens there)',
+  EACCES: 'needs privileges this process lacks (ports below 1024)',
+  EADDRNOTAVAIL: 'is not an address of this host',
+  ENOTFOUND: 'does not resolve to an address',
+  EAI_AGAIN: 'could not be resolved (DNS did not answer)',
+};
+
+/** A listen failing for a configured value ends start-up as a ConfigError naming the variable, not as a stack trace. */
+async function listen(server: Server, port: { name: 'PORT' | 'METRICS_PORT'; value: number }, host: string | undefined): Promise<void> {
+  server.listen(port.value, host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    const problem = LISTEN_PROBLEMS[code];
+    if (problem === undefined) throw error;
+    const where = host === undefined ? 'on every interface' : `on ${host}`;
+    throw new ConfigError([
+      code === 'EADDRINUSE' || code === 'EACCES' ? `${port.name}: port ${port.value} ${where} ${problem}` : `HOST: ${host} ${problem} (${code}); unset, the service listens on every interface`,
+    ]);
+  }
 }
 
 /**
@@ -162,8 +183,11 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     socket.once('close', () => connections.delete(socket));
   });
   const metricsServer = createMetricsServer(options.metrics, logger);
-  await listen(server, options.port, options.host);
-  await listen(metricsServer, options.metricsPort, options.host);
+  await listen(server, { name: 'PORT', value: options.port }, options.host);
+  await listen(metricsServer, { name: 'METRICS_PORT', value: options.metricsPort }, options.host).catch((error: unknown) => {
+    server.close();
+    throw error;
+  });
 
   const runHook = async (hook: CloseHook): Promise<void> => {
     try {

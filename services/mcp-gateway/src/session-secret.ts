@@ -16,14 +16,20 @@ export function resolveSessionSecret(config: Pick<Config, 'MCP_SESSION_SECRET' |
     throw new ConfigError(['MCP_SESSION_SECRET: required when NATS_URL is set (every mcp-gateway replica must sign session ids with the same secret)']);
   }
   const file = join(config.DATA_DIR, SESSION_SECRET_FILE);
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  let secret: string;
   try {
-    // 'wx' fails when the file exists, so two processes starting together end up with one secret.
-    writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+    mkdirSync(config.DATA_DIR, { recursive: true });
+    try {
+      // 'wx' fails when the file exists, so two processes starting together end up with one secret.
+      writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    secret = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError([`DATA_DIR: cannot keep the MCP session secret in ${file} (${code}); give a directory this process can write, or set MCP_SESSION_SECRET`]);
   }
-  const secret = readFileSync(file, 'utf8').trim();
   if (secret.length < 32) throw new ConfigError([`MCP_SESSION_SECRET: ${file} holds fewer than 32 characters; delete it to generate a new secret`]);
   return secret;
 }

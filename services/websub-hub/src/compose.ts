@@ -1,6 +1,9 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { currentDatasetVersion } from '@reviews/dataset-store';
+import { ConfigError } from '@reviews/runtime';
 import { createWebSubHub, DEFAULT_LIMITS, type HubConfig, type WebSubHub, type WebSubHubDeps } from './hub.js';
 import { createMemoryJobQueue } from './queue/memory-queue.js';
 import { createNatsJobQueue } from './queue/nats-queue.js';
@@ -9,8 +12,22 @@ import { openNatsSubscriptionStore } from './store/nats-store.js';
 
 type HubBase = Omit<WebSubHubDeps, 'store' | 'queue'>;
 
+/**
+ * Unwritable, DATA_DIR would fail every subscription after its verification, one error log at a time:
+ * refused at start instead, naming the variable.
+ */
+async function writableDataDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    throw new ConfigError([`DATA_DIR: ${dir} cannot hold the WebSub subscriptions (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give a directory this process can write`]);
+  }
+}
+
 /** Standalone (no NATS): subscriptions in `DATA_DIR/websub-subscriptions.json`, jobs in process. */
 export async function createStandaloneWebSubHub(deps: HubBase & { readonly config: HubConfig & { readonly DATA_DIR: string } }): Promise<WebSubHub> {
+  await writableDataDir(deps.config.DATA_DIR);
   const store = await openFileSubscriptionStore(deps.config.DATA_DIR);
   const queue = createMemoryJobQueue({ concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency, logger: deps.logger });
   const hub = createWebSubHub({ ...deps, store, queue });
