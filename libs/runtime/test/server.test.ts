@@ -216,3 +216,40 @@ describe('createHttpServer: request targets (RFC 9110 §4.2.1, RFC 9112 §3.2, R
     expect(seen).toEqual(['/a|b[c]', '/api/reviews/search?query=a|b{c}^[d]`e\\f', '/y', '/z?q=|']);
   });
 });
+
+describe('createHttpServer: a client that stops reading', () => {
+  it('loses its connection once nothing moved for the stalled-connection timeout, and with it the unsent response', async () => {
+    const body = Buffer.alloc(64 * 1024 * 1024, 'x');
+    const port = await listen((_req, res) => res.end(body), { stalledConnectionTimeoutMs: 300 });
+    const closed = new Promise<number>((resolve) => server!.once('connection', (socket) => socket.once('close', () => resolve(performance.now()))));
+    // Asks for 64 MiB, more than the kernel's buffers take, and reads none of it.
+    const client = connect(port, '127.0.0.1', () => client.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n'));
+    client.pause();
+    const started = performance.now();
+    try {
+      const at = await closed;
+      expect(at - started).toBeLessThan(5_000);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('keeps a connection that takes its response slowly', async () => {
+    const body = Buffer.alloc(16 * 1024 * 1024, 'x');
+    const port = await listen((_req, res) => res.end(body), { stalledConnectionTimeoutMs: 1_000 });
+    // Stops for 10 ms after every chunk: a few MB/s, so the kernel's buffers fill and the server waits on the
+    // client throughout, but something moves within every second.
+    const received = await new Promise<number>((resolve, reject) => {
+      let bytes = 0;
+      const client = connect(port, '127.0.0.1', () => client.write('GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      client.on('error', reject);
+      client.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        client.pause();
+        setTimeout(() => client.resume(), 10);
+      });
+      client.on('end', () => resolve(bytes));
+    });
+    expect(received).toBeGreaterThan(body.length);
+  }, 30_000);
+});

@@ -101,7 +101,16 @@ export interface HttpServerOptions {
    * WebSub hub, standalone) passes its own list.
    */
   readonly allow?: string;
+  /** How long a connection may make no progress before it is closed; tests shorten it. */
+  readonly stalledConnectionTimeoutMs?: number;
 }
+
+/**
+ * A connection that neither sends nor takes a byte for this long is closed: a client that stops
+ * reading would otherwise hold its response's buffers (MBs for an MCP batch) for as long as it likes.
+ * As long as the keep-alive timeout, which an idle connection between requests keeps.
+ */
+const STALLED_CONNECTION_TIMEOUT_MS = 65_000;
 
 /**
  * node:http with limits suited to a public, read-only API: small headers, bounded time to send
@@ -109,7 +118,10 @@ export interface HttpServerOptions {
  * target and Host are checked here, once for every service (request-target.ts): routes see only
  * origin-form targets.
  */
-export function createHttpServer(handler: RequestHandler, { observeRefused, observeUnparsed, allow = READ_METHODS }: HttpServerOptions = {}): Server {
+export function createHttpServer(
+  handler: RequestHandler,
+  { observeRefused, observeUnparsed, allow = READ_METHODS, stalledConnectionTimeoutMs = STALLED_CONNECTION_TIMEOUT_MS }: HttpServerOptions = {},
+): Server {
   const lastValidHost = { value: '' };
   /** Connections whose request was refused here for its framing: the parser's own error on it comes too, and must not answer twice. */
   const framingRefused = new WeakSet<Duplex>();
@@ -172,6 +184,8 @@ export function createHttpServer(handler: RequestHandler, { observeRefused, obse
       handler(req, res);
     },
   );
+  // Without a 'timeout' listener node:http destroys the socket, and with it the response it could not send.
+  server.setTimeout(stalledConnectionTimeoutMs);
   // Requests node:http refuses before routing (malformed, oversized headers, too slow) still get the
   // JSON envelope instead of Node's bare status line.
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
