@@ -36,6 +36,7 @@ import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metri
 import { createOriginPolicy } from './origins.js';
 import { promptProblem } from './prompts.js';
 import { buildMcpServer, toolError } from './server.js';
+import { createMemoizedLists } from './memoized-lists.js';
 import { createMemoizedToolCalls, responseTail } from './memoized-tool-calls.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
@@ -111,6 +112,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const urls = publicUrls(config.BASE_URL);
   const gatewayMetrics = createGatewayMetrics(metrics);
   const toolCalls = toolCallFastPath === false ? null : createMemoizedToolCalls(gatewayMetrics);
+  const lists = createMemoizedLists();
 
   /**
    * The protocol version of a request after initialize, once its session id verified; null after answering a
@@ -195,10 +197,14 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const memoized = toolCalls?.(request, snapshot);
       if (memoized) return Buffer.concat([memoized.head, responseTail(request.id)]);
       const answer = ownAnswer(request);
-      return answer === null ? null : Buffer.from(JSON.stringify(answer));
+      return answer === null ? lists.answer(request, snapshot, version) : Buffer.from(JSON.stringify(answer));
+    };
+    const observe = (request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse) => {
+      toolCallObserver(request, gatewayMetrics)(response);
+      lists.record(request, response, snapshot, version);
     };
     try {
-      const responses = await answerBatch(server, batch.elements, { own, observe: (request, response) => toolCallObserver(request, gatewayMetrics)(response) });
+      const responses = await answerBatch(server, batch.elements, { own, observe });
       if (responses.length > 0) return sendJsonText(res, 200, jsonArray(responses));
       // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
       res.statusCode = 202;
@@ -261,14 +267,25 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
         const version = negotiatedProtocolVersion(request.params.protocolVersion);
         options.sessionIdGenerator = () => sessions.mint(version);
         options.onsessioninitialized = () => gatewayMetrics.sessionsInitialized.inc();
-      } else {
-        if (admit(req, res, requestId) === null) return;
-        const answer = request === null ? null : ownAnswer(request);
+      }
+      const version = initializing ? null : admit(req, res, requestId);
+      if (!initializing && version === null) return;
+      const snapshot = snapshots.current();
+      let observe = toolCallObserver(message, gatewayMetrics);
+      if (request !== null && version !== null) {
+        const answer = ownAnswer(request);
         if (answer !== null) return sendJson(res, 200, answer);
+        const listed = lists.answer(request, snapshot, version);
+        if (listed !== null) return sendJsonText(res, 200, listed);
+        const observeToolCall = observe;
+        observe = (response) => {
+          observeToolCall(response);
+          lists.record(request, response, snapshot, version);
+        };
       }
 
-      const server = buildMcpServer(snapshots.current(), urls);
-      const transport = new ToolCallObservingTransport(options, toolCallObserver(message, gatewayMetrics));
+      const server = buildMcpServer(snapshot, urls);
+      const transport = new ToolCallObservingTransport(options, observe);
       res.on('close', () => {
         void transport.close();
         void server.close();
