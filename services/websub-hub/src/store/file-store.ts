@@ -9,11 +9,34 @@ interface FileContents {
   readonly topics: Partial<Record<TopicName, TopicState>>;
 }
 
-/** One `update` waiting for the file: its change applied to the state it is given, and its caller told how that went. */
+/** One `update` waiting for the file: its change made to the batch's draft, and its caller told how that went. */
 interface PendingWrite {
-  apply(state: FileContents): FileContents;
+  apply(draft: Draft): void;
   resolve(): void;
   reject(error: unknown): void;
+}
+
+/**
+ * The state a batch of updates makes: a section is copied once, at its first change in the batch, and
+ * changed in place after. A copy per update made a fan-out to n subscribers cost n² entry copies.
+ */
+class Draft {
+  readonly #copies: { [S in keyof FileContents]?: FileContents[S] } = {};
+
+  constructor(private readonly base: FileContents) {}
+
+  read<S extends keyof FileContents>(section: S): FileContents[S] {
+    return this.#copies[section] ?? this.base[section];
+  }
+
+  edit<S extends keyof FileContents>(section: S): FileContents[S] {
+    return (this.#copies[section] ??= { ...this.base[section] });
+  }
+
+  /** The state after the batch, or the base itself when nothing changed. */
+  result(): FileContents {
+    return Object.keys(this.#copies).length === 0 ? this.base : { ...this.base, ...this.#copies };
+  }
 }
 
 export const SUBSCRIPTIONS_FILE = 'websub-subscriptions.json';
@@ -53,16 +76,17 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     while (waiting.length > 0) {
       const batch = waiting;
       waiting = [];
-      let next = state;
+      const draft = new Draft(state);
       const applied: PendingWrite[] = [];
       for (const write of batch) {
         try {
-          next = write.apply(next);
+          write.apply(draft);
           applied.push(write);
         } catch (error) {
           write.reject(error);
         }
       }
+      const next = draft.result();
       try {
         if (next !== state) await persist(next);
         state = next;
@@ -81,16 +105,15 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     new Promise((resolve, reject) => {
       let result: T | null = null;
       waiting.push({
-        apply: (current) => {
-          const entries = current[section] as Record<string, T>;
-          const before = entries[key] ?? null;
+        apply: (draft) => {
+          const before = (draft.read(section) as Record<string, T>)[key] ?? null;
+          // A change that throws leaves the draft as it was: it throws before anything is edited.
           const after = change(before);
           result = after === undefined ? before : after;
-          if (after === undefined) return current;
-          const updated = { ...entries };
-          if (after === null) delete updated[key];
-          else updated[key] = after;
-          return { ...current, [section]: updated };
+          if (after === undefined) return;
+          const entries = draft.edit(section) as Record<string, T>;
+          if (after === null) delete entries[key];
+          else entries[key] = after;
         },
         resolve: () => resolve(result),
         reject,
