@@ -1,4 +1,4 @@
-import { buildSnapshotContent, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, formatIssuePath, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 
 /**
@@ -31,7 +31,7 @@ export interface BuildRequest {
 }
 
 function summarize(issues: readonly Issue[]): string {
-  const first = issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  const first = issues.slice(0, 3).map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
   return `${issues.length} issue(s): ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
 }
 

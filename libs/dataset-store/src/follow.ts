@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, lastModifiedAfter, withLateBrotli, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, formatIssuePath, lastModifiedAfter, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
@@ -146,7 +146,7 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
       const { rejection } = result;
       metrics.loadFailures.inc({ service, reason: rejection.reason });
       lastRejection = { at: performance.now(), summary: `dataset ${dataset.version} refused (${rejection.reason}): ${rejection.summary}` };
-      for (const issue of rejection.issues) logger.error({ datasetVersion: dataset.version, path: issue.path.join('.'), code: issue.code }, issue.message);
+      for (const issue of rejection.issues) logger.error({ datasetVersion: dataset.version, path: formatIssuePath(issue.path), code: issue.code }, issue.message);
       logger.error({ datasetVersion: dataset.version, reason: rejection.reason, issueCount: rejection.issues.length, serving: current?.version ?? null }, 'dataset refused; keeping the current snapshot');
       return;
     }

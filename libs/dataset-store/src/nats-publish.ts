@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildSnapshotFromInput, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildSnapshotFromInput, datasetVersion, formatIssuePath, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { connectNats } from './nats-connect.js';
@@ -12,6 +12,8 @@ export const PUBLISH_EXIT = { ok: 0, invalidDataset: 1, usage: 2, natsUnavailabl
 
 /** Publish only when the store holds no dataset yet, so a seed never replaces real data. */
 const IF_EMPTY = '--if-empty';
+/** Validate only, NATS_URL or not: how a standalone publisher checks a file before saving it over DATASET_FILE. */
+const CHECK = '--check';
 
 /** How long the CLI waits for NATS before giving up with a clear message. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -63,22 +65,27 @@ export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
  * unreachable or the store fails.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, io: PublishCliIo): Promise<number> {
-  const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE`;
+  const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE\n       npm run dataset:publish -- ${CHECK} FILE   (validate only, publish nothing)`;
   const options = args.filter((arg) => arg.startsWith('-') && arg !== '--');
   const files = args.filter((arg) => !arg.startsWith('-'));
   if (options.includes('--help') || options.includes('-h')) {
     io.out(usage);
     return PUBLISH_EXIT.ok;
   }
-  const unknown = options.filter((option) => option !== IF_EMPTY);
+  const unknown = options.filter((option) => option !== IF_EMPTY && option !== CHECK);
   const problem =
-    unknown.length > 0 ? `unknown option ${unknown.join(', ')}` : files.length === 0 ? 'no dataset FILE given' : files.length > 1 ? `one dataset FILE at a time, got ${files.length}: ${files.join(', ')}` : null;
+    unknown.length > 0
+      ? `unknown option ${unknown.join(', ')}`
+      : options.includes(IF_EMPTY) && options.includes(CHECK)
+        ? `${CHECK} publishes nothing; ${IF_EMPTY} does not go with it`
+        : files.length === 0 ? 'no dataset FILE given' : files.length > 1 ? `one dataset FILE at a time, got ${files.length}: ${files.join(', ')}` : null;
   const file = files[0];
   if (problem !== null || file === undefined) {
     io.err(problem ?? 'no dataset FILE given');
     io.err(usage);
     return PUBLISH_EXIT.usage;
   }
+  if (options.includes(CHECK)) return checkDatasetFile(file, io);
   const ifEmpty = options.includes(IF_EMPTY);
   let servers: NatsAccess;
   let replicas: number;
@@ -95,11 +102,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   }
 
   const read = await readDatasetFile(file);
-  if (!read.ok) {
-    io.err(`${file}: invalid dataset, nothing published (${read.issues.length} issue${read.issues.length === 1 ? '' : 's'}):`);
-    for (const issue of read.issues) io.err(`  ${formatPath(issue.path)}: ${issue.message} [${issue.code}]`);
-    return PUBLISH_EXIT.invalidDataset;
-  }
+  if (!read.ok) return reportInvalid(file, read.issues, io);
 
   let nc: NatsConnection;
   try {
@@ -126,6 +129,22 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   }
 }
 
+function reportInvalid(file: string, issues: readonly Issue[], io: PublishCliIo): number {
+  io.err(`${file}: invalid dataset, nothing published (${issues.length} issue${issues.length === 1 ? '' : 's'}):`);
+  for (const issue of issues) io.err(`  ${formatIssuePath(issue.path)}: ${issue.message} [${issue.code}]`);
+  return PUBLISH_EXIT.invalidDataset;
+}
+
+/** `--check`: the checks a publish makes before it connects, and what the file would publish as. */
+async function checkDatasetFile(file: string, io: PublishCliIo): Promise<number> {
+  const read = await readDatasetFile(file);
+  if (!read.ok) return reportInvalid(file, read.issues, io);
+  const { reviews } = read.input;
+  const verified = reviews.filter((review) => review.verified).length;
+  io.out(`${file}: valid dataset ${datasetVersion(read.input)} (${reviews.length} reviews, ${verified} verified); nothing published`);
+  return PUBLISH_EXIT.ok;
+}
+
 function describe(outcome: PublishOutcome | StoreNotEmpty): string {
   if (outcome.status === 'store-not-empty') {
     const held = outcome.current.ok ? `${outcome.current.pointer.version} (published ${outcome.current.pointer.published_at})` : `a pointer this version cannot read (${outcome.current.problem})`;
@@ -133,9 +152,4 @@ function describe(outcome: PublishOutcome | StoreNotEmpty): string {
   }
   if (outcome.status === 'already-current') return `${outcome.version} already current (published ${outcome.pointer.published_at}); nothing changed`;
   return `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
-}
-
-function formatPath(path: Issue['path']): string {
-  if (path.length === 0) return '(root)';
-  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
 }

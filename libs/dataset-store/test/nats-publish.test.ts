@@ -201,3 +201,37 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
     expect(result.err.join('\n')).toContain('[--if-empty] FILE');
   });
 });
+
+describe('dataset:publish --check (no NATS)', () => {
+  const valid = buildDataset({ reviews: 12, seed: 21 });
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'publish-check-'));
+    await writeFile(join(dir, 'valid.json'), JSON.stringify(valid));
+    const broken = structuredClone(valid) as unknown as { reviews: Array<Record<string, unknown>> };
+    broken.reviews[0]!.rating = 9;
+    await writeFile(join(dir, 'invalid.json'), JSON.stringify(broken));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('validates a file without NATS_URL and names the version it would publish as', async () => {
+    const result = await publish(['--check', join(dir, 'valid.json')], {});
+    expect(result).toEqual({
+      code: PUBLISH_EXIT.ok,
+      out: [`${join(dir, 'valid.json')}: valid dataset ${datasetVersion(valid)} (12 reviews, ${valid.reviews.filter((review) => review.verified).length} verified); nothing published`],
+      err: [],
+    });
+  });
+
+  it('prints every issue of an invalid file as a publish would, and exits 1', async () => {
+    const result = await publish(['--check', join(dir, 'invalid.json')], {});
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err).toEqual([`${join(dir, 'invalid.json')}: invalid dataset, nothing published (1 issue):`, expect.stringMatching(/^ {2}reviews\[0\]\.rating: .* \[too_big\]$/)]);
+  });
+
+  it('does not go with --if-empty', async () => {
+    const result = await publish(['--check', '--if-empty', join(dir, 'valid.json')], {});
+    expect(result.code).toBe(PUBLISH_EXIT.usage);
+    expect(result.err[0]).toBe('--check publishes nothing; --if-empty does not go with it');
+  });
+});

@@ -18,3 +18,9 @@ export function toIssues(error: z.ZodError): Issue[] {
 export function customIssue(path: Issue['path'], message: string): Issue {
   return { code: 'custom', path, message };
 }
+
+/** An issue's path as people write it, `reviews[0].rating`; `(root)` for the document itself. One spelling in every log and CLI. */
+export function formatIssuePath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '(root)';
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
+}
