@@ -13,6 +13,8 @@ export const MAX_CONSECUTIVE_FAILURES = 3;
 export const DENIAL_REASON = 'delivery-failed-3-times';
 /** This replica has not loaded the announced dataset yet: look again shortly. */
 const SNAPSHOT_LAG_RETRY_MS = 250;
+/** This replica has loaded no dataset yet (it is starting): leave the job to the replicas that have one a while. */
+const NO_SNAPSHOT_RETRY_MS = 1_000;
 /** A delivery the origin's busy connections kept from being sent goes back in the queue this long. */
 const ORIGIN_BUSY_RETRY_MS = 1_000;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
@@ -149,6 +151,9 @@ function releasing(claim: DeliveryClaim): Change<Subscription> {
 async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const done = { done: true } as const;
+  // A replica still loading its first dataset (pods listen and take jobs meanwhile) can tell nothing
+  // about a job: it neither sends it nor gives it up, and reads nothing for it.
+  if (!deps.current()) return { retryInMs: NO_SNAPSHOT_RETRY_MS };
   const found = await store.get(job.subscriptionKey);
   if (!found) return done;
   if (!isActive(found, now())) {
@@ -165,8 +170,9 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   // A newer change was announced: its own job sends the newest content.
   if (state && (state.seq > job.seq || (state.seq === job.seq && state.etag !== job.etag))) return finished();
   const snapshot = deps.current();
-  const representation = snapshot?.topic(job.topic);
-  if (!snapshot || !representation || representation.identity.etag !== job.etag) {
+  if (!snapshot) return { retryInMs: NO_SNAPSHOT_RETRY_MS };
+  const representation = snapshot.topic(job.topic);
+  if (!representation || representation.identity.etag !== job.etag) {
     if (now() - job.enqueuedAt > SNAPSHOT_LAG_GIVE_UP_MS) {
       logger.warn({ subscription: job.subscriptionKey, topic: job.topic, seq: job.seq }, 'announced dataset never loaded here; job dropped');
       return finished();
