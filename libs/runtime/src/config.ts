@@ -62,6 +62,10 @@ export const EnvSchema = z
         ctx.addIssue({ code: 'custom', path: [error.variable], message: error.message });
       }
     }
+    // 0 asks for a free port, another one for each.
+    if (env.METRICS_PORT === env.PORT && env.PORT !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['METRICS_PORT'], message: `must differ from PORT (${env.PORT}): /metrics has a port of its own` });
+    }
     if (env.WEBSUB_LEASE_MIN_SECONDS > env.WEBSUB_LEASE_MAX_SECONDS) {
       ctx.addIssue({ code: 'custom', path: ['WEBSUB_LEASE_MIN_SECONDS'], message: 'must not exceed WEBSUB_LEASE_MAX_SECONDS' });
     }

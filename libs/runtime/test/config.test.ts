@@ -65,3 +65,14 @@ describe('WEBSUB_TRUSTED_PROXY_HOPS (how many proxies in front of the hub append
     );
   });
 });
+
+describe('PORT and METRICS_PORT', () => {
+  it('refuses one port for both, naming METRICS_PORT', () => {
+    expect(() => loadConfig({ PORT: '9000', METRICS_PORT: '9000' })).toThrow(new ConfigError(['METRICS_PORT: must differ from PORT (9000): /metrics has a port of its own']));
+    expect(() => loadConfig({ PORT: '9464' })).toThrow(new ConfigError(['METRICS_PORT: must differ from PORT (9464): /metrics has a port of its own']));
+  });
+
+  it('takes 0 for both: each gets a free port of its own', () => {
+    expect(loadConfig({ PORT: '0', METRICS_PORT: '0' })).toMatchObject({ PORT: 0, METRICS_PORT: 0 });
+  });
+});

@@ -106,9 +106,11 @@ export interface HttpServerOptions {
 }
 
 /**
- * A connection that neither sends nor takes a byte for this long is closed: a client that stops
- * reading would otherwise hold its response's buffers (MBs for an MCP batch) for as long as it likes.
- * As long as the keep-alive timeout, which an idle connection between requests keeps.
+ * A connection that takes no bytes for this long is closed: a client that stops reading would
+ * otherwise hold its response's buffers (MBs for an MCP batch) for as long as it likes. node:http
+ * sees progress when a write completes to the kernel, in jumps of the socket buffer (~1 MB on
+ * loopback), so a client reading slower than ~20 KB/s loses a large body. As long as the keep-alive
+ * timeout, which an idle connection between requests keeps.
  */
 const STALLED_CONNECTION_TIMEOUT_MS = 65_000;
 
