@@ -15,6 +15,11 @@ const MAX_VERIFICATION_BODY_BYTES = 1024;
  * store stuck for minutes gets here; the deadline bounds how long an unsubscribe mark has to stay.
  */
 export const VERIFICATION_DEADLINE_MS = 5 * 60_000;
+/**
+ * Pauses between attempts to record a verified request whose store write failed (NATS restarting):
+ * the subscriber has confirmed, so the hub keeps trying until the request's deadline.
+ */
+const RECORD_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
 /** Replicas order requests by their own clocks, which may disagree by this much. */
 const CLOCK_SKEW_MS = 60_000;
 /** How long an unsubscribe mark stays after its request: past every older request's deadline, on any replica's clock. */
@@ -80,6 +85,20 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
     return outcome;
   }
 
+  /** A store operation of recording the verified request, tried again while the deadline allows: each is a compare-and-set that may run twice. */
+  const recording = async <T>(operation: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        const pause = RECORD_RETRY_DELAYS_MS[Math.min(attempt, RECORD_RETRY_DELAYS_MS.length - 1)]!;
+        if (now() + pause - requestedAt > VERIFICATION_DEADLINE_MS) throw error;
+        if (attempt === 0) logger.warn({ ...log, err: error }, 'recording a verified request failed; retrying until its deadline');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  };
+
   // A request newer than this one may have taken effect meanwhile (its subscription, or the mark its
   // unsubscribe left); it wins. Past the deadline that mark may be swept already, so nothing is
   // applied. The change run last (it may run again after a lost compare-and-set) tells which it was.
@@ -89,32 +108,34 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
     return tookEffect ? next() : undefined;
   };
   if (request.mode === 'unsubscribe') {
-    await store.updateRecord(key, (current) => unlessSuperseded(current, () => ({ key, unsubscribed: true, requestedAt, forgetAt: requestedAt + UNSUBSCRIBE_MARK_MS })));
+    await recording(() => store.updateRecord(key, (current) => unlessSuperseded(current, () => ({ key, unsubscribed: true, requestedAt, forgetAt: requestedAt + UNSUBSCRIBE_MARK_MS }))));
   } else {
     // A new subscription starts as if notified of the content announced before it existed: otherwise
     // a restart (resumeUndelivered) would send it a change made before it subscribed.
-    const announced = await store.topicState(request.topic);
-    await store.updateRecord(key, (current) =>
-      unlessSuperseded(current, () => {
-        const renewed = current !== null && isSubscription(current) ? current : null;
-        return {
-          key,
-          topic: request.topic,
-          topicUrl: request.topicUrl,
-          callback: request.callback,
-          secret: request.secret,
-          leaseSeconds,
-          verifiedAt,
-          expiresAt: verifiedAt + leaseSeconds * 1000,
-          requestedAt,
-          failures: 0,
-          // A renewal keeps its own: a job for the announced change may still be on its way to it.
-          deliveredEtag: renewed ? renewed.deliveredEtag : (announced?.etag ?? null),
-          lastStatus: renewed?.lastStatus ?? null,
-          lastAttemptAt: renewed?.lastAttemptAt ?? null,
-          ...(renewed?.delivering ? { delivering: renewed.delivering } : {}),
-        };
-      }),
+    const announced = await recording(() => store.topicState(request.topic));
+    await recording(() =>
+      store.updateRecord(key, (current) =>
+        unlessSuperseded(current, () => {
+          const renewed = current !== null && isSubscription(current) ? current : null;
+          return {
+            key,
+            topic: request.topic,
+            topicUrl: request.topicUrl,
+            callback: request.callback,
+            secret: request.secret,
+            leaseSeconds,
+            verifiedAt,
+            expiresAt: verifiedAt + leaseSeconds * 1000,
+            requestedAt,
+            failures: 0,
+            // A renewal keeps its own: a job for the announced change may still be on its way to it.
+            deliveredEtag: renewed ? renewed.deliveredEtag : (announced?.etag ?? null),
+            lastStatus: renewed?.lastStatus ?? null,
+            lastAttemptAt: renewed?.lastAttemptAt ?? null,
+            ...(renewed?.delivering ? { delivering: renewed.delivering } : {}),
+          };
+        }),
+      ),
     );
   }
   const applied = request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified';
