@@ -4,6 +4,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createConnection, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -390,4 +391,68 @@ describe('NATS dataset source with a fetch that never completes', () => {
       await server.dispose();
     }
   });
+});
+
+/** A TCP relay to NATS that the test can cut and restore: a replica out of reach while others publish. */
+async function startRelay(target: string): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+  const { hostname, port: targetPort } = new URL(target);
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    const upstream = createConnection(Number(targetPort), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen(0);
+  const port = (server.address() as AddressInfo).port;
+  const cut = async () => {
+    await new Promise((resolve) => {
+      server.close(resolve);
+      for (const socket of sockets) socket.destroy();
+    });
+  };
+  return { url: `nats://127.0.0.1:${port}`, cut, restore: () => listen(port), close: cut };
+}
+
+describe('NATS dataset source out of reach while NATS loses its store', () => {
+  it('follows the new store even when its pointer reached the same revision with another dataset', async () => {
+    const server = await startNatsServer();
+    const relay = await startRelay(server.url);
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: relay.url }, replicas: 1, service: 'away', logger: silent, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'away' });
+    const publish = async (seed: number): Promise<string> => {
+      const publisher = await connect({ servers: server.url });
+      try {
+        const input = buildDataset({ reviews: 6, seed });
+        await (await NatsDatasetStore.open(publisher, 1)).publish(input);
+        return datasetVersion(input);
+      } finally {
+        await publisher.close();
+      }
+    };
+    try {
+      await publish(41);
+      const before = await publish(42);
+      await eventually(() => follower.current()?.version === before, { timeoutMs: 15_000 });
+      await relay.cut();
+      await eventually(() => !source.health().connected, { timeoutMs: 15_000 });
+      // Same number of publishes into the new store: its pointer is at the same revision, 2.
+      await server.stop();
+      await rm(server.storeDir, { recursive: true, force: true });
+      await server.start();
+      await publish(43);
+      const after = await publish(44);
+      await relay.restore();
+      await eventually(() => follower.current()?.version === after, { timeoutMs: 20_000 });
+    } finally {
+      await follower.close();
+      await relay.close();
+      await server.dispose();
+    }
+  }, 60_000);
 });
