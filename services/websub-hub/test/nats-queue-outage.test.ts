@@ -67,3 +67,14 @@ describe('the delivery loop after its consumer is deleted (by hand, or with a st
     ]);
   });
 });
+
+describe('the shared delivery consumer', () => {
+  it('caps no number of jobs waiting out their retry delay: failing subscribers must not stall the others', async () => {
+    // An older hub made it with a cap of 20,000: opening the queue again lifts it.
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.update(DELIVERY_STREAM, DELIVERY_CONSUMER, { max_ack_pending: 20_000 });
+    const reopened = await createNatsJobQueue({ js: jetstream(nc), jsm, concurrency: 1, ackWaitMs: 5_000, logger });
+    await reopened.close();
+    expect((await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER)).config.max_ack_pending).toBe(-1);
+  });
+});

@@ -192,8 +192,11 @@ async function ensureConsumer(jsm: JetStreamManager, options: NatsJobQueueOption
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: -1,
-    // Jobs waiting out a retry delay (nak with delay) stay "ack pending": leave room for many.
-    max_ack_pending: 20_000,
+    // Jobs waiting out a retry delay (nak with delay) stay "ack pending", one per failing subscriber and
+    // change: any cap is a number of failing subscribers past which the consumer hands out nothing, to
+    // every replica (20,000 did, with ~8,000 failing through three changes). What one replica takes at
+    // once is bounded by its fetches (its concurrency), not by this.
+    max_ack_pending: -1,
   };
   try {
     await jsm.consumers.add(DELIVERY_STREAM, config);
