@@ -49,6 +49,7 @@ export const EnvSchema = z
     WEBSUB_LEASE_MAX_SECONDS: PositiveInt.default(864000),
     WEBSUB_RETRY_DELAYS_MS: DelayList.default([0, 60_000, 300_000]),
     WEBSUB_TRUSTED_PROXY_HOPS: ProxyHops.default(0),
+    WEBSUB_MAX_SUBSCRIPTIONS: PositiveInt.default(20_000),
     SHUTDOWN_TIMEOUT_MS: PositiveInt.default(10_000),
   })
   .superRefine((env, ctx) => {

@@ -9,6 +9,8 @@ import type { RateDecision } from './rate-limit.js';
 /** Form bodies of real subscription requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;
 const OVERLOAD_RETRY_AFTER_SECONDS = 30;
+/** Subscriptions end as their leases run out or subscribers leave: a full hub has room again within hours. */
+const FULL_RETRY_AFTER_SECONDS = 3600;
 /** The hub retries opening its state in NATS every few seconds. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** RFC 9110 §9.3.7, §15.5.6: what OPTIONS answers and every 405 lists. */
@@ -28,6 +30,11 @@ export interface HubEndpointDeps {
   readonly canAcceptVerification: () => boolean;
   /** Why the subscription store cannot be reached now (NATS disconnected), or null: a 202 would promise a verification that cannot happen. */
   readonly storeUnavailable: () => string | null;
+  /**
+   * Whether the hub has room for the subscription a subscribe request asks for: always for one it holds
+   * already (a renewal), for a new one only below WEBSUB_MAX_SUBSCRIPTIONS. Null: room; else the refusal.
+   */
+  readonly roomFor: (request: HubRequest) => Promise<string | null>;
   /** Start the asynchronous verification of an accepted request. */
   readonly accept: (request: HubRequest, requestedAt: number) => void;
 }
@@ -112,6 +119,20 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     metrics.requests.inc({ mode: request.mode, outcome: 'overloaded' });
     res.setHeader('Retry-After', String(OVERLOAD_RETRY_AFTER_SECONDS));
     return text(res, 503, 'The hub has too many verifications in progress; retry later.');
+  }
+  let full: string | null;
+  try {
+    full = request.mode === 'subscribe' ? await deps.roomFor(request) : null;
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'counting subscriptions failed; subscription request refused with 503');
+    metrics.requests.inc({ mode: request.mode, outcome: 'unavailable' });
+    res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return text(res, 503, 'The hub cannot reach its subscription store. Retry later.');
+  }
+  if (full !== null) {
+    metrics.requests.inc({ mode: request.mode, outcome: 'full' });
+    res.setHeader('Retry-After', String(FULL_RETRY_AFTER_SECONDS));
+    return text(res, 503, full);
   }
   metrics.requests.inc({ mode: request.mode, outcome: 'accepted' });
   deps.accept(request, Date.now());

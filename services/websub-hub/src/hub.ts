@@ -10,7 +10,7 @@ import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { createRateLimiter, type RateDecision, type RateLimit } from './rate-limit.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
-import { isActive } from './subscription.js';
+import { isActive, subscriptionKey } from './subscription.js';
 import { createTopicIndex } from './topic-index.js';
 import { verifyIntent } from './verification.js';
 
@@ -23,6 +23,7 @@ export type HubConfig = Pick<
   | 'WEBSUB_LEASE_MAX_SECONDS'
   | 'WEBSUB_RETRY_DELAYS_MS'
   | 'WEBSUB_TRUSTED_PROXY_HOPS'
+  | 'WEBSUB_MAX_SUBSCRIPTIONS'
 >;
 
 /** Abuse and load bounds of one hub process. */
@@ -171,6 +172,14 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     limitCallbackHost: limitPerClientAndHost(createRateLimiter(limits.perCallbackHost), createRateLimiter(limits.perCallbackHostTotal)),
     canAcceptVerification: () => !closed && pending.size < limits.maxPendingVerifications,
     storeUnavailable: deps.storeUnavailable ?? (() => null),
+    // Counted before a subscribe is accepted: every subscription is a notification per change, whoever asks.
+    roomFor: async (request: HubRequest) => {
+      const max = config.WEBSUB_MAX_SUBSCRIPTIONS;
+      if ((await store.countRecords()) < max || (await store.get(subscriptionKey(request.topicUrl, request.callback))) !== null) return null;
+      // One line per refusal would let anyone fill the log: websub_requests_total{outcome="full"} counts them.
+      logger.debug({ max, topic: request.topic, callbackHost: request.callbackHost }, 'subscription refused: the hub holds its maximum (WEBSUB_MAX_SUBSCRIPTIONS)');
+      return `The hub holds its maximum of ${max} subscriptions; retry later.`;
+    },
     accept: (request: HubRequest, requestedAt: number) =>
       track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),
   });

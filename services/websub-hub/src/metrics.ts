@@ -79,7 +79,7 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
     }),
     requests: new Counter({
       name: 'websub_requests_total',
-      help: 'Requests to the hub endpoint by mode and outcome (accepted, rejected, rate_limited, overloaded, unavailable, unsupported_media_type, method_not_allowed).',
+      help: 'Requests to the hub endpoint by mode and outcome (accepted, rejected, rate_limited, overloaded, full, unavailable, unsupported_media_type, method_not_allowed).',
       labelNames: ['mode', 'outcome'] as const,
       registers: [registry],
     }),

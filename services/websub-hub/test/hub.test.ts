@@ -743,6 +743,26 @@ describe('abuse limits', () => {
   });
 });
 
+describe('WEBSUB_MAX_SUBSCRIPTIONS', () => {
+  it('refuses a new subscription once the hub holds its maximum, with 503 and Retry-After, and still takes renewals and unsubscribes', async () => {
+    await withOwnHub({ env: { WEBSUB_MAX_SUBSCRIPTIONS: '2' } }, async (running) => {
+      const form = (name: string, mode = 'subscribe') => ({ 'hub.mode': mode, 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+      for (const name of ['max-1', 'max-2']) expect((await running.post(form(name))).status).toBe(202);
+      await waitFor(async () => (await running.store.list()).length === 2, 10_000, 'two subscriptions');
+
+      const full = await running.post(form('max-3'));
+      expect([full.status, full.headers.get('retry-after'), full.text]).toEqual([503, '3600', 'The hub holds its maximum of 2 subscriptions; retry later.\n']);
+      expect(subscriber.requests('max-3')).toEqual([]);
+      expect(await metricValue(running.metrics, 'websub_requests_total', { mode: 'subscribe', outcome: 'full' })).toBe(1);
+
+      // A renewal is no new subscription, and an unsubscribe is taken (its mark counts until it is swept, minutes later).
+      expect((await running.post(form('max-1'))).status).toBe(202);
+      expect((await running.post(form('max-2', 'unsubscribe'))).status).toBe(202);
+      await waitFor(async () => (await running.store.list()).length === 1, 10_000, 'the unsubscribe verified');
+    });
+  });
+});
+
 describe('the callback host budget', () => {
   it('is the host alone: another port or spelling of it shares its budget', async () => {
     const otherPort = await Subscriber.start(pki);

@@ -56,6 +56,8 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
     list: async () => (await records()).filter(isSubscription),
     update: (key, change) => remade(async () => subscriptionIn(await cas(`sub.${key}`, changeOfSubscription(change)))),
     listRecords: records,
+    // One message per key (history 1): the subscriptions and marks, and the few topic keys.
+    countRecords: () => remade(async () => (await jsm.streams.info(BUCKET_STREAM)).state.messages),
     updateRecord: (key, change) => remade(() => cas(`sub.${key}`, change)),
     topicState: (topic) => remade(async () => readJson<TopicState>(await kv.get(`topic.${topic}`))),
     updateTopicState: (topic: TopicName, change: Change<TopicState>) => remade(() => cas(`topic.${topic}`, change)),
