@@ -13,6 +13,19 @@ export interface HubMetrics {
   readonly requests: Counter<'mode' | 'outcome'>;
 }
 
+/**
+ * How long a scrape waits for the store's counts: while NATS hangs, its requests time out only after
+ * 5 s, and a scrape of every other series must not wait for them (the gauges keep their last values).
+ */
+const GAUGE_WAIT_MS = 1_000;
+
+/** The value, or null when it fails or does not come within `ms`. */
+function within<T>(value: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  return Promise.race([value.catch(() => null), late]).finally(() => clearTimeout(timer));
+}
+
 /** Subscriptions by state: active, expired (not swept yet), pending (verifications in flight here). */
 export type SubscriptionCounts = Record<'active' | 'expired' | 'pending', number>;
 
@@ -33,7 +46,7 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       // keeps its last values instead of failing the whole scrape: a NATS outage must leave
       // nats_connected visible at 0, not take every hub series down with a 500.
       async collect() {
-        const counts = await gauges.subscriptionCounts().catch(() => null);
+        const counts = await within(gauges.subscriptionCounts(), GAUGE_WAIT_MS);
         if (counts !== null) for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     }),
@@ -73,7 +86,7 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       help: 'Delivery jobs waiting or running.',
       registers: [registry],
       async collect() {
-        const depth = await gauges.queueDepth().catch(() => null);
+        const depth = await within(gauges.queueDepth(), GAUGE_WAIT_MS);
         if (depth !== null) this.set(depth);
       },
     }),

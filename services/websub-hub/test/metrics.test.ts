@@ -24,6 +24,23 @@ describe('hub metrics', () => {
     expect(during).toContain('process_cpu_user_seconds_total{service="websub-hub"}');
   });
 
+  it('a store that hangs (NATS frozen: its requests time out after 5 s) holds a scrape back by a second at most', async () => {
+    let hanging = false;
+    const never = new Promise<never>(() => undefined);
+    const metrics = createMetrics('websub-hub');
+    createHubMetrics(metrics, {
+      subscriptionCounts: async () => (hanging ? never : { active: 4, expired: 0, pending: 0 }),
+      queueDepth: async () => (hanging ? never : 2),
+    });
+    await metrics.registry.metrics();
+    hanging = true;
+    const started = performance.now();
+    const during = await metrics.registry.metrics();
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect(during).toContain('websub_subscriptions{state="active"} 4');
+    expect(during).toContain('websub_queue_depth 2');
+  });
+
   it('every series an alert takes the increase of starts at 0', async () => {
     const metrics = createMetrics('websub-hub');
     createHubMetrics(metrics, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
