@@ -26,6 +26,9 @@ export type HubConfig = Pick<
   | 'WEBSUB_MAX_SUBSCRIPTIONS'
 >;
 
+/** How long the subscription count behind WEBSUB_MAX_SUBSCRIPTIONS is taken as read. */
+const RECORD_COUNT_TTL_MS = 10_000;
+
 /** Abuse and load bounds of one hub process. */
 export interface HubLimits {
   readonly perClient: RateLimit;
@@ -158,6 +161,21 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     lease: { defaultSeconds: config.WEBSUB_LEASE_DEFAULT_SECONDS, minSeconds: config.WEBSUB_LEASE_MIN_SECONDS, maxSeconds: config.WEBSUB_LEASE_MAX_SECONDS },
   };
 
+  /**
+   * The store's record count, read again at most every RECORD_COUNT_TTL_MS: in NATS it is a listing
+   * (~100 ms at 3,000), too much for every subscribe request. Each new subscription accepted meanwhile
+   * counts as one more, stored or not: the cap errs on the side of refusing.
+   */
+  let counted: { at: number; count: Promise<number> } | null = null;
+  const recordCount = (): Promise<number> => {
+    if (counted === null || now() - counted.at > RECORD_COUNT_TTL_MS) {
+      const count = store.countRecords();
+      counted = { at: now(), count };
+      count.catch(() => (counted = null));
+    }
+    return counted.count;
+  };
+
   const track = (work: Promise<unknown>): void => {
     pending.add(work);
     void work.finally(() => pending.delete(work));
@@ -175,7 +193,12 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     // Counted before a subscribe is accepted: every subscription is a notification per change, whoever asks.
     roomFor: async (request: HubRequest) => {
       const max = config.WEBSUB_MAX_SUBSCRIPTIONS;
-      if ((await store.countRecords()) < max || (await store.get(subscriptionKey(request.topicUrl, request.callback))) !== null) return null;
+      if ((await store.get(subscriptionKey(request.topicUrl, request.callback))) !== null) return null;
+      if ((await recordCount()) < max) {
+        // Taken as one more until the count is read again: a burst within its lifetime cannot pass the cap.
+        if (counted !== null) counted = { ...counted, count: counted.count.then((n) => n + 1) };
+        return null;
+      }
       // One line per refusal would let anyone fill the log: websub_requests_total{outcome="full"} counts them.
       logger.debug({ max, topic: request.topic, callbackHost: request.callbackHost }, 'subscription refused: the hub holds its maximum (WEBSUB_MAX_SUBSCRIPTIONS)');
       return `The hub holds its maximum of ${max} subscriptions; retry later.`;

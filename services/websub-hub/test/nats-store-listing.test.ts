@@ -1,8 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
-import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
+import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { sampleSubscription } from './store-contract.js';
 import { silentLogger } from './support.js';
@@ -43,22 +43,4 @@ describe('NATS subscription store listing', () => {
       expect(listed.map((s) => s.key).sort()).toEqual(keys);
     }
   }, 30_000);
-});
-
-describe('NATS subscription store removals', () => {
-  const messagesOf = async (key: string) =>
-    (await (await jetstreamManager(nc)).streams.info(`KV_${SUBSCRIPTIONS_BUCKET}`, { subjects_filter: `$KV.${SUBSCRIPTIONS_BUCKET}.sub.${key}` })).state.subjects?.[`$KV.${SUBSCRIPTIONS_BUCKET}.sub.${key}`] ?? 0;
-
-  // A delete marker per removed key stayed for good, and every listing read them all.
-  it('leave nothing behind in the bucket', async () => {
-    const removed = Array.from({ length: 10 }, (_, i) => sampleSubscription(`https://gone.example/cb/${i}`));
-    await Promise.all(removed.map((s) => store.update(s.key, () => s)));
-    await Promise.all(removed.map((s) => store.update(s.key, () => null)));
-    for (const s of removed) expect(await messagesOf(s.key)).toBe(0);
-    expect((await store.list()).filter((s) => s.callback.startsWith('https://gone.example/'))).toEqual([]);
-    // And the key takes a new subscription as before.
-    await store.update(removed[0]!.key, () => removed[0]!);
-    expect(await store.get(removed[0]!.key)).toEqual(removed[0]);
-  });
-
 });

@@ -44,23 +44,16 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
     logger,
   });
   const records = () => remade(() => listValues<SubscriptionRecord>(kv, jsm, 'sub.>'));
-  /**
-   * Removes a key's messages up to `revision`, a newer write surviving: a delete would leave a marker
-   * for good, which every listing then reads, so removed subscriptions (410s, denials, expiries,
-   * unsubscribes: anyone's churn) grew the cost of every announcement and scrape without bound.
-   */
-  const removeUpTo = async (key: string, revision: number) => void (await jsm.streams.purge(BUCKET_STREAM, { filter: `$KV.${SUBSCRIPTIONS_BUCKET}.${key}`, seq: revision + 1 }));
-  const cas = <T>(key: string, change: Change<T>) => casUpdate(kv, key, change, removeUpTo);
   return {
     get: (key) => remade(async () => subscriptionIn(readJson<SubscriptionRecord>(await kv.get(`sub.${key}`)))),
     list: async () => (await records()).filter(isSubscription),
-    update: (key, change) => remade(async () => subscriptionIn(await cas(`sub.${key}`, changeOfSubscription(change)))),
+    update: (key, change) => remade(async () => subscriptionIn(await casUpdate(kv, `sub.${key}`, changeOfSubscription(change)))),
     listRecords: records,
-    // One message per key (history 1): the subscriptions and marks, and the few topic keys.
-    countRecords: () => remade(async () => (await jsm.streams.info(BUCKET_STREAM)).state.messages),
-    updateRecord: (key, change) => remade(() => cas(`sub.${key}`, change)),
+    // A listing: a count from the stream would include the marker every removal leaves for good.
+    countRecords: async () => (await records()).length,
+    updateRecord: (key, change) => remade(() => casUpdate(kv, `sub.${key}`, change)),
     topicState: (topic) => remade(async () => readJson<TopicState>(await kv.get(`topic.${topic}`))),
-    updateTopicState: (topic: TopicName, change: Change<TopicState>) => remade(() => cas(`topic.${topic}`, change)),
+    updateTopicState: (topic: TopicName, change: Change<TopicState>) => remade(() => casUpdate(kv, `topic.${topic}`, change)),
     // The connection belongs to the caller.
     close: async () => undefined,
   };
@@ -122,7 +115,7 @@ function readJson<T>(entry: KvEntry | null): T | null {
   return entry !== null && entry.operation === 'PUT' ? entry.json<T>() : null;
 }
 
-async function casUpdate<T>(kv: KV, key: string, change: Change<T>, removeUpTo: (key: string, revision: number) => Promise<void>): Promise<T | null> {
+async function casUpdate<T>(kv: KV, key: string, change: Change<T>): Promise<T | null> {
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
     const entry = await kv.get(key);
     const current = readJson<T>(entry);
@@ -130,15 +123,11 @@ async function casUpdate<T>(kv: KV, key: string, change: Change<T>, removeUpTo: 
     if (next === undefined) return current;
     try {
       if (next === null) {
-        if (current !== null && entry) {
-          await removeUpTo(key, entry.revision);
-          // A write after the one read survived the removal: that race is lost, as a delete's would be.
-          if ((await kv.get(key)) !== null) continue;
-        }
+        if (current !== null && entry) await kv.delete(key, { previousSeq: entry.revision });
       } else if (current !== null && entry) {
         await kv.update(key, JSON.stringify(next), entry.revision);
       } else if (entry) {
-        // A key deleted by an older hub keeps its marker: replace it only if nobody wrote since.
+        // Deleted keys keep a marker: replace it only if nobody wrote since.
         await kv.update(key, JSON.stringify(next), entry.revision);
       } else {
         await kv.create(key, JSON.stringify(next));
