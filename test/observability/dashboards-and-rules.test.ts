@@ -173,6 +173,7 @@ describe('Prometheus alert rules', () => {
         'WebSubDeliveriesFailing',
         'WebSubDenialsSpiking',
         'WebSubQueueBacklog',
+        'WebSubSubscriptionsFull',
       ].sort(),
     );
     for (const { expr } of ruleExpressions()) expect(metricNames(expr).length).toBeGreaterThan(0);

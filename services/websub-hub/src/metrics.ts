@@ -105,5 +105,6 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
     for (const outcome of ['success', 'gone', 'failure']) metrics.deliveries.inc({ topic, outcome }, 0);
   }
   metrics.denials.inc({ reason: DENIAL_REASON }, 0);
+  metrics.requests.inc({ mode: 'subscribe', outcome: 'full' }, 0);
   return metrics;
 }

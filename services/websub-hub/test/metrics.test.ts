@@ -46,6 +46,7 @@ describe('hub metrics', () => {
     createHubMetrics(metrics, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
     const text = await metrics.registry.metrics();
     expect(text).toContain('websub_denials_total{reason="delivery-failed-3-times"} 0');
+    expect(text).toContain('websub_requests_total{mode="subscribe",outcome="full"} 0');
     for (const topic of ['reviews', 'feedJson', 'feedAtom']) expect(text).toContain(`websub_delivery_retries_total{topic="${topic}"} 0`);
   });
 });
