@@ -54,8 +54,8 @@ export class NatsDatasetSource implements DatasetSource {
   private lastRefusal: SourceRefusal | null = null;
   /** Highest pointer revision already handled (delivered or refused); older ones are stale. */
   private handledRevision = 0;
-  /** When that revision was written: a bucket made anew can reach the same revision with another entry. */
-  private handledAtMs: number | null = null;
+  /** What that revision held: a bucket made anew can reach the same revision with another pointer. */
+  private handledPointer: string | null = null;
   private deliveredVersion: string | null = null;
   private queue: Promise<void> = Promise.resolve();
   private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
@@ -112,11 +112,13 @@ export class NatsDatasetSource implements DatasetSource {
         }
         // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
         const entry = await buckets.pointers.get(POINTER_KEY);
-        // Revisions only grow within one bucket: none at all, a lower one, or the same one written at
-        // another time, means the bucket was made anew (NATS lost its store, an operator recreated it),
-        // whose revisions start again at 1. Every later publish would otherwise be skipped as handled,
-        // silently, while new pods served it; a replica away meanwhile would keep its old version.
-        const madeAnew = entry === null || entry.revision < this.handledRevision || (entry.revision === this.handledRevision && entry.created.getTime() !== this.handledAtMs);
+        // Revisions only grow within one bucket: none at all, a lower one, or the same one holding
+        // another pointer, means the bucket was made anew (NATS lost its store, an operator recreated
+        // it), whose revisions start again at 1. Every later publish would otherwise be skipped as
+        // handled, silently, while new pods served it; a replica away meanwhile would keep its old
+        // version. (Compared by content: the client reads an entry's time to different milliseconds
+        // from a watch and from a get.)
+        const madeAnew = entry === null || entry.revision < this.handledRevision || (entry.revision === this.handledRevision && entry.string() !== this.handledPointer);
         if (madeAnew) this.handledRevision = 0;
         if (entry !== null) await this.enqueue(buckets, entry, onDataset);
         initial.resolve();
@@ -194,7 +196,7 @@ export class NatsDatasetSource implements DatasetSource {
   private async handle(buckets: DatasetBuckets, entry: KvEntry, onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
     if (this.closed || entry.revision <= this.handledRevision) return;
     this.handledRevision = entry.revision;
-    this.handledAtMs = entry.created.getTime();
+    this.handledPointer = entry.string();
     const read = readPointer(entry);
     if (!read.ok) return this.refuse('invalid_pointer', read.problem, { revision: entry.revision });
     const pointer = read.pointer;
