@@ -115,16 +115,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return text(res, 503, `The hub cannot reach its subscription store: ${unavailable}. Retry later.`);
   }
-  if (!deps.canAcceptVerification()) {
-    metrics.requests.inc({ mode: request.mode, outcome: 'overloaded' });
-    res.setHeader('Retry-After', String(OVERLOAD_RETRY_AFTER_SECONDS));
-    return text(res, 503, 'The hub has too many verifications in progress; retry later.');
-  }
   let full: string | null;
   try {
     full = request.mode === 'subscribe' ? await deps.roomFor(request) : null;
   } catch (error) {
-    deps.logger.warn({ err: error }, 'counting subscriptions failed; subscription request refused with 503');
+    // At debug: this path is taken for every request while the store hangs (websub_requests_total counts them).
+    deps.logger.debug({ err: error }, 'counting subscriptions failed; subscription request refused with 503');
     metrics.requests.inc({ mode: request.mode, outcome: 'unavailable' });
     res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return text(res, 503, 'The hub cannot reach its subscription store. Retry later.');
@@ -133,6 +129,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     metrics.requests.inc({ mode: request.mode, outcome: 'full' });
     res.setHeader('Retry-After', String(FULL_RETRY_AFTER_SECONDS));
     return text(res, 503, full);
+  }
+  // After the count, which requests may wait for together: each is one more verification once accepted.
+  if (!deps.canAcceptVerification()) {
+    metrics.requests.inc({ mode: request.mode, outcome: 'overloaded' });
+    res.setHeader('Retry-After', String(OVERLOAD_RETRY_AFTER_SECONDS));
+    return text(res, 503, 'The hub has too many verifications in progress; retry later.');
   }
   metrics.requests.inc({ mode: request.mode, outcome: 'accepted' });
   deps.accept(request, Date.now());

@@ -12,7 +12,7 @@ import { createRateLimiter, type RateDecision, type RateLimit } from './rate-lim
 import type { SubscriptionStore } from './store/subscription-store.js';
 import { isActive, subscriptionKey } from './subscription.js';
 import { createTopicIndex } from './topic-index.js';
-import { verifyIntent } from './verification.js';
+import { StoppedBeforeRecorded, verifyIntent } from './verification.js';
 
 export type HubConfig = Pick<
   Config,
@@ -159,21 +159,36 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     logger,
     now,
     lease: { defaultSeconds: config.WEBSUB_LEASE_DEFAULT_SECONDS, minSeconds: config.WEBSUB_LEASE_MIN_SECONDS, maxSeconds: config.WEBSUB_LEASE_MAX_SECONDS },
+    closing: () => closed,
   };
 
   /**
-   * The store's record count, read again at most every RECORD_COUNT_TTL_MS: in NATS it is a listing
-   * (~100 ms at 3,000), too much for every subscribe request. Each new subscription accepted meanwhile
-   * counts as one more, stored or not: the cap errs on the side of refusing.
+   * What WEBSUB_MAX_SUBSCRIPTIONS is checked against: the store's record count, read again in the
+   * background at most every RECORD_COUNT_TTL_MS (in NATS a listing, ~100 ms at 3,000: too much for
+   * every request), plus this replica's subscribe verifications in flight and those that ended since
+   * that count began, renewals included. Other replicas' requests are not seen until a count reads
+   * them: the cap may be passed by what they accept meanwhile.
    */
-  let counted: { at: number; count: Promise<number> } | null = null;
-  const recordCount = (): Promise<number> => {
-    if (counted === null || now() - counted.at > RECORD_COUNT_TTL_MS) {
-      const count = store.countRecords();
-      counted = { at: now(), count };
-      count.catch(() => (counted = null));
-    }
-    return counted.count;
+  let storedCount: { value: number; since: number } | null = null;
+  let recounting: Promise<void> | null = null;
+  let subscribesInFlight = 0;
+  /** When each subscribe verification here ended, until a count that began after it is read. */
+  let subscribesEnded: number[] = [];
+  const recount = (): Promise<void> => {
+    const since = now();
+    return (recounting ??= store
+      .countRecords()
+      .then((value) => {
+        storedCount = { value, since };
+        subscribesEnded = subscribesEnded.filter((at) => at >= since);
+      })
+      .finally(() => (recounting = null)));
+  };
+  /** The subscriptions counted against the cap; waits for a count only when there has never been one. */
+  const countedSubscriptions = async (): Promise<number> => {
+    if (storedCount === null) await recount();
+    else if (now() - storedCount.since > RECORD_COUNT_TTL_MS) recount().catch((error: unknown) => logger.debug({ err: error }, 'counting subscriptions failed; keeping the last count'));
+    return (storedCount?.value ?? 0) + subscribesInFlight + subscribesEnded.length;
   };
 
   const track = (work: Promise<unknown>): void => {
@@ -193,18 +208,28 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
     // Counted before a subscribe is accepted: every subscription is a notification per change, whoever asks.
     roomFor: async (request: HubRequest) => {
       const max = config.WEBSUB_MAX_SUBSCRIPTIONS;
+      if ((await countedSubscriptions()) < max) return null;
+      // At the cap a renewal still goes through: it adds nothing.
       if ((await store.get(subscriptionKey(request.topicUrl, request.callback))) !== null) return null;
-      if ((await recordCount()) < max) {
-        // Taken as one more until the count is read again: a burst within its lifetime cannot pass the cap.
-        if (counted !== null) counted = { ...counted, count: counted.count.then((n) => n + 1) };
-        return null;
-      }
       // One line per refusal would let anyone fill the log: websub_requests_total{outcome="full"} counts them.
       logger.debug({ max, topic: request.topic, callbackHost: request.callbackHost }, 'subscription refused: the hub holds its maximum (WEBSUB_MAX_SUBSCRIPTIONS)');
       return `The hub holds its maximum of ${max} subscriptions; retry later.`;
     },
-    accept: (request: HubRequest, requestedAt: number) =>
-      track(verifyIntent(request, requestedAt, verification).catch((error: unknown) => logger.error({ err: error, topic: request.topic }, 'verification crashed'))),
+    accept: (request: HubRequest, requestedAt: number) => {
+      const subscribing = request.mode === 'subscribe';
+      if (subscribing) subscribesInFlight++;
+      track(
+        verifyIntent(request, requestedAt, verification)
+          .catch((error: unknown) => {
+            if (!(error instanceof StoppedBeforeRecorded)) logger.error({ err: error, topic: request.topic }, 'verification crashed');
+          })
+          .finally(() => {
+            if (!subscribing) return;
+            subscribesInFlight--;
+            subscribesEnded.push(now());
+          }),
+      );
+    },
   });
   const handler: RequestHandler = (req, res) => {
     observeRequest(deps.metrics, HUB_SERVICE, req, res, HUB_ROUTE, logger);

@@ -32,7 +32,12 @@ export interface VerificationDeps {
   readonly logger: Logger;
   readonly lease: LeaseBounds;
   readonly now: () => number;
+  /** True once the hub is closing: a failed write is not retried then (the close waits for verifications in flight). */
+  readonly closing: () => boolean;
 }
+
+/** A verified request whose store write failed as the hub was closing: logged as not recorded, not as a crash. */
+export class StoppedBeforeRecorded extends Error {}
 
 export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | 'blocked' | 'timeout' | 'tls' | 'network' | 'busy';
 
@@ -92,6 +97,10 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
         return await operation();
       } catch (error) {
         const pause = RECORD_RETRY_DELAYS_MS[Math.min(attempt, RECORD_RETRY_DELAYS_MS.length - 1)]!;
+        if (deps.closing()) {
+          logger.warn({ ...log, err: error }, 'verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again');
+          throw new StoppedBeforeRecorded();
+        }
         if (now() + pause - requestedAt > VERIFICATION_DEADLINE_MS) throw error;
         if (attempt === 0) logger.warn({ ...log, err: error }, 'recording a verified request failed; retrying until its deadline');
         await new Promise((resolve) => setTimeout(resolve, pause));

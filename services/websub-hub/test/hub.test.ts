@@ -26,6 +26,7 @@ import {
   waitFor,
   type LogLine,
   type Received,
+  type Reply,
   type RunningHub,
   type TestHubOptions,
   type TestPki,
@@ -760,6 +761,78 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS', () => {
       expect((await running.post(form('max-2', 'unsubscribe'))).status).toBe(202);
       await waitFor(async () => (await running.store.list()).length === 1, 10_000, 'the unsubscribe verified');
     });
+  });
+});
+
+describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the store fails', () => {
+  const subscribe = (running: RunningHub, name: string) => running.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) });
+  /** A callback that takes a second to answer its challenge: its verification stays in flight meanwhile. */
+  const slowEcho = (req: Received): Reply => (req.query.has('hub.challenge') ? { status: 200, body: req.query.getAll('hub.challenge').at(-1)!, delayMs: 1_000 } : { status: 204 });
+
+  it('counts the subscribes still verifying: a burst while callbacks are slow cannot pass the cap', async () => {
+    await withOwnHub({ env: { WEBSUB_MAX_SUBSCRIPTIONS: '2' } }, async (running) => {
+      for (const name of ['slow-1', 'slow-2', 'slow-3']) subscriber.behave(name, slowEcho);
+      expect([(await subscribe(running, 'slow-1')).status, (await subscribe(running, 'slow-2')).status, (await subscribe(running, 'slow-3')).status]).toEqual([202, 202, 503]);
+    });
+  });
+
+  it('holds pending verifications to their maximum when requests wait for the count together', async () => {
+    const dir2 = await tempDir('websub-count-wait-');
+    const slowCount = await startHub({
+      pki,
+      dataDir: dir2.path,
+      follower,
+      limits: { maxPendingVerifications: 2 },
+      wrapStore: (store) => ({ ...store, countRecords: () => new Promise((resolve) => setTimeout(() => resolve(store.countRecords()), 200)) }),
+    });
+    try {
+      const names = Array.from({ length: 8 }, (_, i) => `count-wait-${i}`);
+      for (const name of names) subscriber.behave(name, slowEcho);
+      const statuses = await Promise.all(names.map((name) => subscribe(slowCount, name).then((r) => r.status)));
+      expect(statuses.filter((status) => status === 202)).toHaveLength(2);
+      expect(statuses.filter((status) => status === 503)).toHaveLength(6);
+    } finally {
+      await slowCount.stop();
+      await dir2.remove();
+    }
+  });
+
+  it('answers 503 while the store cannot count, and keeps running', async () => {
+    const dir2 = await tempDir('websub-count-fails-');
+    const failing = await startHub({ pki, dataDir: dir2.path, follower, wrapStore: (store) => ({ ...store, countRecords: () => Promise.reject(new Error('listing stalled')) }) });
+    try {
+      for (const name of ['count-fails-1', 'count-fails-2']) {
+        const refused = await subscribe(failing, name);
+        expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
+      }
+      expect((await failing.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('count-fails-1') })).status).toBe(202);
+    } finally {
+      await failing.stop();
+      await dir2.remove();
+    }
+  });
+
+  it('stops retrying a verified request\'s failed write when the hub closes, instead of holding the close for minutes', async () => {
+    const dir2 = await tempDir('websub-write-fails-');
+    const { logger: captured, lines } = capturingLogger();
+    const failing = await startHub({
+      pki,
+      dataDir: dir2.path,
+      follower,
+      logger: captured,
+      wrapStore: (store) => ({ ...store, updateRecord: () => Promise.reject(new Error('store unreachable')) }),
+    });
+    try {
+      expect((await subscribe(failing, 'write-fails')).status).toBe(202);
+      await waitFor(() => lines.some((line) => line.msg === 'recording a verified request failed; retrying until its deadline'), 10_000, 'a failed write');
+      const started = performance.now();
+      await failing.stop();
+      expect(performance.now() - started).toBeLessThan(7_000);
+      expect(lines.map((line) => line.msg)).toContain('verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again');
+      expect(lines.map((line) => line.msg)).not.toContain('verification crashed');
+    } finally {
+      await dir2.remove();
+    }
   });
 });
 
