@@ -481,7 +481,7 @@ describe('request order (§5.1: a request overrides the state only once verified
     const metrics = createHubMetrics(createMetrics(), { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
     const requestedAt = Date.now();
     let clock = requestedAt;
-    const deps = { store, outbound, metrics, logger: silentLogger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 } };
+    const deps = { store, outbound, metrics, logger: silentLogger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 }, closing: () => false };
     /** Verify a subscribe of `name` whose callback answers when the clock stands `elapsedMs` after the request. */
     const subscribeAnsweredAfter = async (name: string, elapsedMs: number) => {
       subscriber.behave(name, () => {
