@@ -9,7 +9,7 @@ import {
   type JSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { publicUrls } from '@reviews/domain';
+import { publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
 import { answerBatch, jsonArray, parseBatch } from './batch.js';
@@ -114,6 +114,16 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const toolCalls = toolCallFastPath === false ? null : createMemoizedToolCalls(gatewayMetrics);
   const lists = createMemoizedLists();
 
+  /** What watches the SDK's response to a message: the tool-call count, and the list memo once the session's version is known. */
+  function responseObserver(message: JSONRPCMessage, snapshot: Snapshot | null, version: string | null): (response: JSONRPCMessage | RpcErrorResponse) => void {
+    const countToolCall = toolCallObserver(message, gatewayMetrics);
+    if (version === null || !isJSONRPCRequest(message)) return countToolCall;
+    return (response) => {
+      countToolCall(response);
+      lists.record(message, response, snapshot, version);
+    };
+  }
+
   /**
    * The protocol version of a request after initialize, once its session id verified; null after answering a
    * missing (400) or unknown (404) session id or an unsupported MCP-Protocol-Version (400, MCP 2025-06-18
@@ -199,12 +209,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const answer = ownAnswer(request);
       return answer === null ? lists.answer(request, snapshot, version) : Buffer.from(JSON.stringify(answer));
     };
-    const observe = (request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse) => {
-      toolCallObserver(request, gatewayMetrics)(response);
-      lists.record(request, response, snapshot, version);
-    };
     try {
-      const responses = await answerBatch(server, batch.elements, { own, observe });
+      const responses = await answerBatch(server, batch.elements, { own, observe: (request, response) => responseObserver(request, snapshot, version)(response) });
       if (responses.length > 0) return sendJsonText(res, 200, jsonArray(responses));
       // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
       res.statusCode = 202;
@@ -271,21 +277,15 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const version = initializing ? null : admit(req, res, requestId);
       if (!initializing && version === null) return;
       const snapshot = snapshots.current();
-      let observe = toolCallObserver(message, gatewayMetrics);
       if (request !== null && version !== null) {
         const answer = ownAnswer(request);
         if (answer !== null) return sendJson(res, 200, answer);
         const listed = lists.answer(request, snapshot, version);
         if (listed !== null) return sendJsonText(res, 200, listed);
-        const observeToolCall = observe;
-        observe = (response) => {
-          observeToolCall(response);
-          lists.record(request, response, snapshot, version);
-        };
       }
 
       const server = buildMcpServer(snapshot, urls);
-      const transport = new ToolCallObservingTransport(options, observe);
+      const transport = new ToolCallObservingTransport(options, responseObserver(message, snapshot, version));
       res.on('close', () => {
         void transport.close();
         void server.close();

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '@reviews/domain';
 import type { RpcErrorResponse } from './http-rules.js';
-import { responseTail } from './memoized-tool-calls.js';
+import { responseHead, responseTail } from './memoized-tool-calls.js';
 
 /** The lists, answered whole: without params a request for one carries nothing its answer depends on. */
 const LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
@@ -37,8 +37,7 @@ export function createMemoizedLists(): MemoizedLists {
       if (!memoized(request) || !('result' in response) || response.id !== request.id) return;
       let memo = answers.get(snapshot ?? NO_SNAPSHOT);
       if (!memo) answers.set(snapshot ?? NO_SNAPSHOT, (memo = new Map()));
-      // The order of JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds its response.
-      memo.set(`${version} ${request.method}`, Buffer.from(`{"result":${JSON.stringify(response.result)},"jsonrpc":"2.0","id":`));
+      memo.set(`${version} ${request.method}`, responseHead(response.result));
     },
   };
 }

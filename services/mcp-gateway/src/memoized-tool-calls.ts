@@ -33,6 +33,11 @@ interface AnsweredCall {
  */
 export type MemoizedToolCalls = (request: JSONRPCRequest, snapshot: Snapshot | null) => SerializedResult | null;
 
+/** A result response up to its id, in the order of JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds it. */
+export function responseHead(result: unknown): Buffer {
+  return Buffer.from(`{"result":${JSON.stringify(result)},"jsonrpc":"2.0","id":`);
+}
+
 /** The rest of a response whose SerializedResult was sent: the request's id as the SDK writes it, and the closing brace. */
 export function responseTail(id: RequestId): Buffer {
   return Buffer.from(`${JSON.stringify(id)}}`);
@@ -52,8 +57,7 @@ export function createMemoizedToolCalls(metrics: GatewayMetrics): MemoizedToolCa
     // McpServer validates structuredContent against the output schema; Server then parses the whole result.
     if (!result.isError && !tool.output.safeParse(result.structuredContent).success) return null;
     const sent = CallToolResultSchema.safeParse(result);
-    // The order of JSON.stringify({ result, jsonrpc, id }) as the SDK's Protocol builds its response.
-    return sent.success ? { head: Buffer.from(`{"result":${JSON.stringify(sent.data)},"jsonrpc":"2.0","id":`), isError: sent.data.isError === true } : null;
+    return sent.success ? { head: responseHead(sent.data), isError: sent.data.isError === true } : null;
   }
 
   function memoized(tool: ToolDefinition, snapshot: Snapshot, args: unknown): SerializedResult | null {
