@@ -177,8 +177,8 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   const recount = (): Promise<void> => {
     const since = now();
     return (recounting ??= store
-      .countRecords()
-      .then((value) => {
+      .listRecords()
+      .then(({ length: value }) => {
         storedCount = { value, since };
         subscribesEnded = subscribesEnded.filter((at) => at >= since);
       })

@@ -783,7 +783,7 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
       dataDir: dir2.path,
       follower,
       limits: { maxPendingVerifications: 2 },
-      wrapStore: (store) => ({ ...store, countRecords: () => new Promise((resolve) => setTimeout(() => resolve(store.countRecords()), 200)) }),
+      wrapStore: (store) => ({ ...store, listRecords: () => new Promise((resolve) => setTimeout(() => resolve(store.listRecords()), 200)) }),
     });
     try {
       const names = Array.from({ length: 8 }, (_, i) => `count-wait-${i}`);
@@ -799,7 +799,7 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
 
   it('answers 503 while the store cannot count, and keeps running', async () => {
     const dir2 = await tempDir('websub-count-fails-');
-    const failing = await startHub({ pki, dataDir: dir2.path, follower, wrapStore: (store) => ({ ...store, countRecords: () => Promise.reject(new Error('listing stalled')) }) });
+    const failing = await startHub({ pki, dataDir: dir2.path, follower, wrapStore: (store) => ({ ...store, listRecords: () => Promise.reject(new Error('listing stalled')) }) });
     try {
       for (const name of ['count-fails-1', 'count-fails-2']) {
         const refused = await subscribe(failing, name);

@@ -107,14 +107,14 @@ export function describeSubscriptionStoreContract(name: string, open: () => Prom
 
     it('counts its records, subscriptions and marks alike, and no longer those removed', async () => {
       const { store } = fixture;
-      const before = await store.countRecords();
+      const before = (await store.listRecords()).length;
       const subscriptions = ['https://c.example/1', 'https://c.example/2'].map((callback) => sampleSubscription(callback));
       for (const s of subscriptions) await store.update(s.key, () => s);
       const mark = sampleMark('https://c.example/mark');
       await store.updateRecord(mark.key, () => mark);
-      expect(await store.countRecords()).toBe(before + 3);
+      expect((await store.listRecords()).length).toBe(before + 3);
       await store.update(subscriptions[0]!.key, () => null);
-      expect(await store.countRecords()).toBe(before + 2);
+      expect((await store.listRecords()).length).toBe(before + 2);
     });
 
     it('keeps an unsubscribe mark where only records are read and written: get, list and update see no subscription there', async () => {

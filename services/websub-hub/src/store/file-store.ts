@@ -126,7 +126,6 @@ export async function openFileSubscriptionStore(dataDir: string): Promise<Subscr
     list: async () => Object.values(state.subscriptions).filter(isSubscription),
     update: async (key, change) => subscriptionIn(await updateEntry('subscriptions', key, changeOfSubscription(change))),
     listRecords: async () => Object.values(state.subscriptions),
-    countRecords: async () => Object.keys(state.subscriptions).length,
     updateRecord: (key, change: Change<SubscriptionRecord>) => updateEntry('subscriptions', key, change),
     topicState: async (topic) => state.topics[topic] ?? null,
     updateTopicState: (topic, change: Change<TopicState>) => updateEntry('topics', topic, change),

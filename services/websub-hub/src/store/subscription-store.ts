@@ -29,8 +29,6 @@ export interface SubscriptionStore {
   update(key: string, change: Change<Subscription>): Promise<Subscription | null>;
   /** Every record, marks included. */
   listRecords(): Promise<SubscriptionRecord[]>;
-  /** How many records there are, marks included (NATS: a listing, as `listRecords`). */
-  countRecords(): Promise<number>;
   /** Apply `change` to the record under `key` atomically, mark or subscription; resolves to the record stored afterwards. */
   updateRecord(key: string, change: Change<SubscriptionRecord>): Promise<SubscriptionRecord | null>;
   topicState(topic: TopicName): Promise<TopicState | null>;
