@@ -8,6 +8,7 @@ import { sweepExpired } from '../src/distribution.js';
 import { createHubMetrics } from '../src/metrics.js';
 import { createOutboundClient } from '../src/outbound.js';
 import { openFileSubscriptionStore } from '../src/store/file-store.js';
+import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { subscriptionKey, type Subscription } from '../src/subscription.js';
 import { UNSUBSCRIBE_MARK_MS, verifyIntent, VERIFICATION_DEADLINE_MS } from '../src/verification.js';
 import {
@@ -100,7 +101,7 @@ function heldUntilReleased(): { held: Promise<void>; release: () => void } {
 }
 
 /** A hub of one test's own, with its own limits (and environment), stopped and its directory removed after `run`. */
-async function withOwnHub(options: Pick<TestHubOptions, 'env' | 'limits'>, run: (running: RunningHub) => Promise<void>): Promise<void> {
+async function withOwnHub(options: Pick<TestHubOptions, 'env' | 'limits' | 'wrapStore'>, run: (running: RunningHub) => Promise<void>): Promise<void> {
   const dir2 = await tempDir('websub-own-');
   const running = await startHub({ pki, dataDir: dir2.path, follower, ...options });
   try {
@@ -777,39 +778,24 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
   });
 
   it('holds pending verifications to their maximum when requests wait for the count together', async () => {
-    const dir2 = await tempDir('websub-count-wait-');
-    const slowCount = await startHub({
-      pki,
-      dataDir: dir2.path,
-      follower,
-      limits: { maxPendingVerifications: 2 },
-      wrapStore: (store) => ({ ...store, listRecords: () => new Promise((resolve) => setTimeout(() => resolve(store.listRecords()), 200)) }),
-    });
-    try {
+    const slowCount = (store: SubscriptionStore): SubscriptionStore => ({ ...store, listRecords: () => new Promise((resolve) => setTimeout(() => resolve(store.listRecords()), 200)) });
+    await withOwnHub({ limits: { maxPendingVerifications: 2 }, wrapStore: slowCount }, async (running) => {
       const names = Array.from({ length: 8 }, (_, i) => `count-wait-${i}`);
       for (const name of names) subscriber.behave(name, slowEcho);
-      const statuses = await Promise.all(names.map((name) => subscribe(slowCount, name).then((r) => r.status)));
+      const statuses = await Promise.all(names.map((name) => subscribe(running, name).then((r) => r.status)));
       expect(statuses.filter((status) => status === 202)).toHaveLength(2);
       expect(statuses.filter((status) => status === 503)).toHaveLength(6);
-    } finally {
-      await slowCount.stop();
-      await dir2.remove();
-    }
+    });
   });
 
   it('answers 503 while the store cannot count, and keeps running', async () => {
-    const dir2 = await tempDir('websub-count-fails-');
-    const failing = await startHub({ pki, dataDir: dir2.path, follower, wrapStore: (store) => ({ ...store, listRecords: () => Promise.reject(new Error('listing stalled')) }) });
-    try {
+    await withOwnHub({ wrapStore: (store) => ({ ...store, listRecords: () => Promise.reject(new Error('listing stalled')) }) }, async (failing) => {
       for (const name of ['count-fails-1', 'count-fails-2']) {
         const refused = await subscribe(failing, name);
         expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
       }
       expect((await failing.post({ 'hub.mode': 'unsubscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('count-fails-1') })).status).toBe(202);
-    } finally {
-      await failing.stop();
-      await dir2.remove();
-    }
+    });
   });
 
   it('stops retrying a verified request\'s failed write when the hub closes, instead of holding the close for minutes', async () => {
