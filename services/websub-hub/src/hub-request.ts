@@ -14,8 +14,10 @@ export type HubMode = 'subscribe' | 'unsubscribe';
 export interface HubRequest {
   readonly mode: HubMode;
   readonly topic: TopicName;
-  /** The hub's own URL of the topic, however the request spelled it. */
+  /** The hub's own URL of the topic, however the request spelled it: with the callback, it names the subscription. */
   readonly topicUrl: string;
+  /** The topic URL as the request spelled it, which verification and denial send back (§5.3, §5.2). */
+  readonly requestedTopicUrl: string;
   readonly callback: string;
   readonly callbackHost: string;
   /** The callback's host as the per-callback-host rate limit keys it (callbackHostKey). */
@@ -95,7 +97,7 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
     }
   }
 
-  return { ok: true, request: { mode, topic, topicUrl, callback: callback.url, callbackHost: callback.host, callbackHostKey: callback.hostKey, leaseSeconds, secret } };
+  return { ok: true, request: { mode, topic, topicUrl, requestedTopicUrl: topicValue, callback: callback.url, callbackHost: callback.host, callbackHostKey: callback.hostKey, leaseSeconds, secret } };
 }
 
 type CallbackCheck = { ok: true; url: string; host: string; hostKey: string } | { ok: false; message: string };

@@ -5,6 +5,7 @@ import type { TopicName } from '@reviews/domain';
 export interface Subscription {
   readonly key: string;
   readonly topic: TopicName;
+  /** As the subscriber's latest verified request spelled it (its denial names the topic so); the key uses the hub's own URL. */
   readonly topicUrl: string;
   readonly callback: string;
   /** HMAC key for X-Hub-Signature; null = deliveries are unsigned. Never logged. */

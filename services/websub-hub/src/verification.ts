@@ -71,7 +71,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   const challenge = randomBytes(32).toString('base64url');
   const url = withHubParams(request.callback, {
     'hub.mode': request.mode,
-    'hub.topic': request.topicUrl,
+    'hub.topic': request.requestedTopicUrl,
     'hub.challenge': challenge,
     'hub.lease_seconds': String(leaseSeconds),
   });
@@ -129,7 +129,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
           return {
             key,
             topic: request.topic,
-            topicUrl: request.topicUrl,
+            topicUrl: request.requestedTopicUrl,
             callback: request.callback,
             secret: request.secret,
             leaseSeconds,
