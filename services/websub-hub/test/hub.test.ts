@@ -493,7 +493,7 @@ describe('request order (§5.1: a request overrides the state only once verified
         return 'echo';
       });
       const callback = subscriber.url(name);
-      const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, callbackHostKey: 'localhost', leaseSeconds: null, secret: null } as const;
+      const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, requestedTopicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, callbackHostKey: 'localhost', leaseSeconds: null, secret: null } as const;
       const outcome = await verifyIntent(request, requestedAt, deps);
       return { outcome, stored: await store.get(subscriptionKey(TOPIC_URLS.reviews, callback)) };
     };
