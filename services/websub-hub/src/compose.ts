@@ -9,6 +9,7 @@ import { createMemoryJobQueue } from './queue/memory-queue.js';
 import { createNatsJobQueue } from './queue/nats-queue.js';
 import { openFileSubscriptionStore } from './store/file-store.js';
 import { openNatsSubscriptionStore } from './store/nats-store.js';
+import { recordLifetimeMs } from './subscription.js';
 
 type HubBase = Omit<WebSubHubDeps, 'store' | 'queue'>;
 
@@ -53,7 +54,7 @@ export interface NatsHubOptions {
 export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promise<WebSubHub> {
   const js = jetstream(deps.nc, { timeout: 5_000 });
   const jsm = await jetstreamManager(deps.nc, { timeout: 5_000 });
-  const store = await openNatsSubscriptionStore(js, { logger: deps.logger, replicas: deps.replicas ?? 1 });
+  const store = await openNatsSubscriptionStore(js, { logger: deps.logger, replicas: deps.replicas ?? 1, keepWritesMs: recordLifetimeMs(deps.config.WEBSUB_LEASE_MAX_SECONDS) });
   const queue = await createNatsJobQueue({
     js,
     jsm,

@@ -87,6 +87,15 @@ export interface LeaseBounds {
   readonly maxSeconds: number;
 }
 
+/**
+ * How long after its last write a subscription record can still matter: a lease runs from its
+ * verification, which the record's write follows, and an unsubscribe mark is forgotten within
+ * minutes. A day more covers replicas' and NATS's clocks disagreeing.
+ */
+export function recordLifetimeMs(maxLeaseSeconds: number): number {
+  return maxLeaseSeconds * 1000 + 24 * 3_600_000;
+}
+
 /** The lease the hub grants: the requested one (or the default) clamped into the configured bounds. */
 export function grantLease(requested: number | null, bounds: LeaseBounds): number {
   const wanted = requested ?? bounds.defaultSeconds;

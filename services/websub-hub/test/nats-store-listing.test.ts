@@ -5,7 +5,7 @@ import { startNatsServer, type NatsServerHandle } from '../../../test/support/na
 import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { sampleSubscription } from './store-contract.js';
-import { silentLogger } from './support.js';
+import { KEEP_WRITES_MS, silentLogger } from './support.js';
 
 let nats: NatsServerHandle;
 let nc: NatsConnection;
@@ -14,7 +14,7 @@ let store: SubscriptionStore;
 beforeAll(async () => {
   nats = await startNatsServer();
   nc = await connect({ servers: nats.url });
-  store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger });
+  store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS });
 });
 afterAll(async () => {
   await nc?.close();

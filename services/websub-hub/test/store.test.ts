@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from '@jest/globals';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
@@ -9,7 +9,7 @@ import { openFileSubscriptionStore, SUBSCRIPTIONS_FILE } from '../src/store/file
 import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { describeSubscriptionStoreContract, sampleSubscription } from './store-contract.js';
-import { capturingLogger, silentLogger, tempDir } from './support.js';
+import { capturingLogger, KEEP_WRITES_MS, silentLogger, tempDir } from './support.js';
 
 describeSubscriptionStoreContract('file (standalone)', async () => {
   const dir = await tempDir('websub-store-');
@@ -37,13 +37,13 @@ afterAll(async () => {
 describeSubscriptionStoreContract('NATS JetStream KV', async () => {
   const nc = await connect({ servers: nats.url });
   connections.push(nc);
-  const store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger });
+  const store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS });
   return {
     store,
     reopen: async () => {
       const other = await connect({ servers: nats.url });
       connections.push(other);
-      return openNatsSubscriptionStore(jetstream(other), { logger: silentLogger });
+      return openNatsSubscriptionStore(jetstream(other), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS });
     },
     // Each test starts from an empty bucket.
     dispose: async () => {
@@ -118,7 +118,7 @@ describe('NATS store specifics', () => {
   it('two replicas (two connections) updating one key concurrently lose nothing', async () => {
     const [a, b] = await Promise.all([connect({ servers: nats.url }), connect({ servers: nats.url })]);
     connections.push(a, b);
-    const [storeA, storeB] = await Promise.all([openNatsSubscriptionStore(jetstream(a), { logger: silentLogger }), openNatsSubscriptionStore(jetstream(b), { logger: silentLogger })]);
+    const [storeA, storeB] = await Promise.all([openNatsSubscriptionStore(jetstream(a), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS }), openNatsSubscriptionStore(jetstream(b), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS })]);
     const sub = sampleSubscription('https://f.example/cb');
     await storeA.update(sub.key, () => sub);
     await Promise.all(
@@ -127,12 +127,70 @@ describe('NATS store specifics', () => {
     expect((await storeB.get(sub.key))?.failures).toBe(10);
   });
 
+  describe('the bucket keeps writes for keepWritesMs', () => {
+    const bucketMaxAgeMs = async (nc: NatsConnection) => (await (await jetstreamManager(nc)).streams.info(`KV_${SUBSCRIPTIONS_BUCKET}`)).config.max_age / 1_000_000;
+    const dropBucket = async (nc: NatsConnection) => void (await (await jetstreamManager(nc)).streams.delete(`KV_${SUBSCRIPTIONS_BUCKET}`).catch(() => false));
+
+    it('made with that age, raised from none (older hubs) or a shorter one, never lowered', async () => {
+      const nc = await connect({ servers: nats.url });
+      connections.push(nc);
+      await dropBucket(nc);
+      await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: 3_600_000 });
+      expect(await bucketMaxAgeMs(nc)).toBe(3_600_000);
+      await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: 7_200_000 });
+      expect(await bucketMaxAgeMs(nc)).toBe(7_200_000);
+      await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: 3_600_000 });
+      expect(await bucketMaxAgeMs(nc)).toBe(7_200_000);
+
+      await dropBucket(nc);
+      const sub = sampleSubscription('https://age.example/kept');
+      await (await new Kvm(jetstream(nc)).create(SUBSCRIPTIONS_BUCKET, { history: 1 })).put(`sub.${sub.key}`, JSON.stringify(sub));
+      expect(await bucketMaxAgeMs(nc)).toBe(0);
+      const store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS });
+      expect(await bucketMaxAgeMs(nc)).toBe(KEEP_WRITES_MS);
+      expect(await store.list()).toEqual([sub]);
+      await dropBucket(nc);
+    });
+
+    // Each removal leaves a delete marker (purges stall listings on nats-server 2.9), which every
+    // listing read for good: churn slowed every announcement and scrape without bound.
+    it('so removed subscriptions leave nothing behind for long, and listings stay whole while markers age out', async () => {
+      const nc = await connect({ servers: nats.url });
+      connections.push(nc);
+      await dropBucket(nc);
+      const keepWritesMs = 1_500;
+      const store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs });
+      const live = Array.from({ length: 20 }, (_, i) => sampleSubscription(`https://age.example/live/${i}`));
+      const removed = Array.from({ length: 100 }, (_, i) => sampleSubscription(`https://age.example/gone/${i}`));
+      await Promise.all(removed.map(async (s) => {
+        await store.update(s.key, () => s);
+        await store.update(s.key, () => null);
+      }));
+      const messages = async () => (await (await jetstreamManager(nc)).streams.info(`KV_${SUBSCRIPTIONS_BUCKET}`)).state.messages;
+      expect(await messages()).toBe(100);
+      // The live ones are written on as deliveries record their outcomes; the markers are not.
+      const deadline = Date.now() + 10_000;
+      let listings = 0;
+      for (let round = 0; ; round++) {
+        await Promise.all(live.map((s) => store.update(s.key, (cur) => ({ ...(cur ?? s), failures: round % 3 }))));
+        const listed = await store.list();
+        listings++;
+        expect(listed.map((s) => s.key).sort()).toEqual(live.map((s) => s.key).sort());
+        if ((await messages()) === live.length) break;
+        if (Date.now() > deadline) throw new Error(`markers still in the bucket after 10 s (${await messages()} messages)`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(listings).toBeGreaterThan(5);
+      await dropBucket(nc);
+    }, 20_000);
+  });
+
   // NATS back without its store, or the bucket deleted by hand: a running hub used to fail every operation until restarted.
   it('a bucket deleted under running stores is made again by the operations that find it gone', async () => {
     const nc = await connect({ servers: nats.url });
     connections.push(nc);
     const { logger, lines } = capturingLogger();
-    const store = await openNatsSubscriptionStore(jetstream(nc), { logger });
+    const store = await openNatsSubscriptionStore(jetstream(nc), { logger, keepWritesMs: KEEP_WRITES_MS });
     const [before, after] = [sampleSubscription('https://i.example/before'), sampleSubscription('https://i.example/after')];
     await store.update(before.key, () => before);
 

@@ -25,6 +25,7 @@ import { openFileSubscriptionStore } from '../src/store/file-store.js';
 import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import type { OutboundTimeouts } from '../src/outbound.js';
+import { recordLifetimeMs } from '../src/subscription.js';
 
 export { waitFor } from '../../../test/support/eventually.js';
 
@@ -36,6 +37,8 @@ export const TOPIC_URLS = {
 } as const;
 export const HUB_URL = `${BASE_URL}/api/websub/hub`;
 export const silentLogger = pino({ level: 'silent' });
+/** What the NATS store keeps writes for with the default lease bounds. */
+export const KEEP_WRITES_MS = recordLifetimeMs(loadConfig({}).WEBSUB_LEASE_MAX_SECONDS);
 
 /** The fields of a hub log line the tests read. */
 export interface LogLine {
@@ -283,7 +286,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
   if (options.nats) {
     const { nc, ackWaitMs, deliveryConcurrency } = options.nats;
     hub = await createNatsWebSubHub({ ...base, limits: { ...base.limits, deliveryConcurrency }, nc, ackWaitMs });
-    store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger });
+    store = await openNatsSubscriptionStore(jetstream(nc), { logger: silentLogger, keepWritesMs: KEEP_WRITES_MS });
   } else {
     store = await openFileSubscriptionStore(config.DATA_DIR);
     hub = createWebSubHub({ ...base, store: options.wrapStore?.(store) ?? store, queue: createMemoryJobQueue({ concurrency: options.limits?.deliveryConcurrency ?? 16, logger: silentLogger }) });

@@ -19,6 +19,18 @@ export interface NatsSubscriptionStoreOptions {
   readonly logger: Logger;
   /** Stream replicas (NATS_REPLICAS) when this process creates the bucket. */
   readonly replicas?: number;
+  /**
+   * How long the bucket keeps a key's last write (its stream's max_age): longer than a subscription
+   * record lives (recordLifetimeMs), so what ages out is what removals leave behind. A removal has to
+   * leave a delete marker: on nats-server 2.9 a listing consumer running while a key is purged
+   * delivers nothing more (measured: every listing during removals waited for its watchdog). Without
+   * an age every marker stayed for good, read by every listing (~18 µs each: a churn of 100,000
+   * removed subscriptions added ~2 s to every announcement and scrape); age-based removal leaves
+   * listings alone. A topic's state ages out too when its topic has not changed for that long: the
+   * next announcement records it again. A bucket that keeps writes longer (another replica's longer
+   * lease) keeps its age; a shorter one, or one without (older hubs), is raised to this.
+   */
+  readonly keepWritesMs: number;
 }
 
 /**
@@ -27,16 +39,23 @@ export interface NatsSubscriptionStoreOptions {
  * revision-checked compare-and-set. A bucket lost with NATS's store is made again by the first
  * operation that finds it gone.
  */
-export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, replicas = 1 }: NatsSubscriptionStoreOptions): Promise<SubscriptionStore> {
+export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, replicas = 1, keepWritesMs }: NatsSubscriptionStoreOptions): Promise<SubscriptionStore> {
   const openBucket = () =>
     new Kvm(js).create(SUBSCRIPTIONS_BUCKET, {
       description: 'WebSub subscriptions (sub.<sha256(topic\\ncallback)>) and the last announced ETag per topic (topic.<name>).',
       storage: StorageType.File,
       replicas,
       history: 1,
+      ttl: keepWritesMs,
     });
   const kv = await openBucket();
   const jsm = await js.jetstreamManager();
+  const { config } = await jsm.streams.info(BUCKET_STREAM);
+  const keepWritesNanos = keepWritesMs * 1_000_000;
+  if (config.max_age === 0 || config.max_age < keepWritesNanos) {
+    await jsm.streams.update(BUCKET_STREAM, { max_age: keepWritesNanos });
+    logger.info({ bucket: SUBSCRIPTIONS_BUCKET, keepWritesMs, previousMs: config.max_age / 1_000_000 }, 'subscription bucket now keeps writes longer than any subscription lives');
+  }
   const remade = remakingWhenGone({
     what: `the subscription bucket ${SUBSCRIPTIONS_BUCKET}`,
     isGone: () => notFound(jsm.streams.info(BUCKET_STREAM)),
