@@ -111,8 +111,15 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   // A request newer than this one may have taken effect meanwhile (its subscription, or the mark its
   // unsubscribe left); it wins. Past the deadline that mark may be swept already, so nothing is
   // applied. The change run last (it may run again after a lost compare-and-set) tells which it was.
+  // A write that failed may have landed all the same (NATS answering too late): its retry finds this
+  // request's own subscription, which deliveries may have updated since (a failure counted), and
+  // keeps it. (An unsubscribe's mark is the same whenever it is written.)
   let tookEffect = false;
   const unlessSuperseded = (current: SubscriptionRecord | null, next: () => SubscriptionRecord): SubscriptionRecord | undefined => {
+    if (current !== null && isSubscription(current) && current.requestedAt === requestedAt && current.verifiedAt === verifiedAt) {
+      tookEffect = true;
+      return undefined;
+    }
     tookEffect = (current === null || current.requestedAt <= requestedAt) && now() - requestedAt <= VERIFICATION_DEADLINE_MS;
     return tookEffect ? next() : undefined;
   };

@@ -823,6 +823,37 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
       await dir2.remove();
     }
   });
+
+  // The review of the retried write: a write NATS carried out but answered too late was retried with
+  // the change that made it, which reset what deliveries had recorded since (or brought back a
+  // subscription a 410 had removed).
+  it('a verified write that landed although it failed is not applied again over what deliveries recorded since', async () => {
+    const name = 'landed-late';
+    const key = subscriptionKey(TOPIC_URLS.reviews, subscriber.url(name));
+    let calls = 0;
+    let retried = (): void => undefined;
+    const retryDone = new Promise<void>((resolve) => (retried = resolve));
+    const landedLate = (store: SubscriptionStore): SubscriptionStore => ({
+      ...store,
+      updateRecord: async (k, change) => {
+        if (k !== key) return store.updateRecord(k, change);
+        calls++;
+        const written = await store.updateRecord(k, change);
+        if (calls > 1) {
+          retried();
+          return written;
+        }
+        // A delivery's failure lands after the write, then the write's answer is lost.
+        await store.update(k, (cur) => (cur ? { ...cur, failures: 2 } : undefined));
+        throw new Error('NATS answered too late');
+      },
+    });
+    await withOwnHub({ wrapStore: landedLate }, async (running) => {
+      expect((await subscribe(running, name)).status).toBe(202);
+      await retryDone;
+      expect((await running.store.get(key))?.failures).toBe(2);
+    });
+  });
 });
 
 describe('the callback host budget', () => {
