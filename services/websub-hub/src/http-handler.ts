@@ -67,7 +67,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   if (req.method !== 'POST') {
     metrics.requests.inc({ mode: 'none', outcome: 'method_not_allowed' });
     res.setHeader('Allow', HUB_METHODS);
-    return text(res, 405, `${req.method} is not allowed here; subscribe or unsubscribe with a form-encoded POST.`);
+    // The same text whatever the method: a HEAD's headers (Content-Length) must be a GET's.
+    return text(res, 405, 'Only POST is served here: subscribe or unsubscribe with a form-encoded POST.');
   }
   const requester = clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops));
   const client = deps.limitClient(requester);
@@ -90,6 +91,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   const body = await readBody(req);
   if (body === null) {
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
+    // The rest of the body is left unread, so the connection cannot carry another request.
+    res.setHeader('Connection', 'close');
     return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);

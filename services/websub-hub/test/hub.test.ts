@@ -168,7 +168,7 @@ describe('synchronous refusals never reach the callback', () => {
     expect(res.text).toMatch(reason);
   });
 
-  it('wrong content type → 415, other methods → 405 with Allow', async () => {
+  it('wrong content type → 415, other methods → 405 with Allow, the same headers for HEAD as for GET', async () => {
     const json = await hub.post(JSON.stringify(valid('r19')), 'application/json');
     expect(json.status).toBe(415);
     for (const method of ['GET', 'PUT', 'DELETE']) {
@@ -176,6 +176,29 @@ describe('synchronous refusals never reach the callback', () => {
       expect([method, res.status, res.headers.get('allow')]).toEqual([method, 405, 'POST, OPTIONS']);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
     }
+    const [get, head] = await Promise.all([fetch(hub.url), fetch(hub.url, { method: 'HEAD' })]);
+    expect(head.status).toBe(405);
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+  });
+
+  // The hub stops reading a body past its limit: a connection kept open after the 413 would hold the
+  // client's next request, unread, until the request timeout (60 s behind a proxy's reused connection).
+  it('a body over the limit → 413, and the connection closes instead of stalling the next request on it', async () => {
+    const socket = connect(Number(new URL(hub.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = once(socket, 'close');
+    const body = `hub.mode=subscribe&x=${'a'.repeat(300_000)}`;
+    socket.write(`POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write('GET /api/websub/hub HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    const timeout = setTimeout(() => socket.destroy(), 5_000);
+    await closed;
+    clearTimeout(timeout);
+    const answer = Buffer.concat(received).toString('latin1');
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(answer).not.toMatch(/408/);
   });
 
   it('OPTIONS is a CORS preflight: 204 with Allow and the allowed methods, and the POST it clears is readable cross-origin', async () => {

@@ -485,7 +485,7 @@ function hubPath(urls: PublicUrls): Json {
       summary: 'Not a subscription request',
       description: 'Subscription requests are form-encoded POSTs; every other method but the OPTIONS preflight gets 405.',
       responses: {
-        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: `\`${HUB_METHODS}\`` } }, content: TEXT_PLAIN('GET is not allowed here; subscribe or unsubscribe with a form-encoded POST.') },
+        '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: `\`${HUB_METHODS}\`` } }, content: TEXT_PLAIN('Only POST is served here: subscribe or unsubscribe with a form-encoded POST.') },
       },
     },
     options: preflightOperation('webSubHubPreflight', 'websub', HUB_METHODS),
