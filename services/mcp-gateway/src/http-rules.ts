@@ -296,6 +296,7 @@ export interface BodyError {
 
 /** The content codings body-parser decodes (zstd since Node 23.8; the service needs Node 24). */
 const CONTENT_CODINGS = 'gzip, deflate, br, zstd or identity';
+const ACCEPTED_CODINGS = 'gzip, deflate, br, zstd, identity';
 
 /**
  * Body-parser failures as JSON-RPC errors, never express's HTML page, each message led by its status's reason
@@ -316,6 +317,8 @@ export function answerBodyError(error: BodyError, req: IncomingMessage, res: Ser
     case CHARSET_UNSUPPORTED:
       return rpcError(res, 415, -32000, `Unsupported Media Type: charset ${error.charset} is not supported; send UTF-8 JSON`);
     case 'encoding.unsupported':
+      // RFC 9110 §15.5.16: a 415 for a content coding says which codings would do.
+      res.setHeader('Accept-Encoding', ACCEPTED_CODINGS);
       return rpcError(res, 415, -32000, `Unsupported Media Type: Content-Encoding ${error.encoding} is not supported (${CONTENT_CODINGS})`);
   }
   const status = error.status !== undefined && error.status >= 400 && error.status < 500 ? error.status : 500;

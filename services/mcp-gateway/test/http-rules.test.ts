@@ -315,6 +315,11 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.json).toEqual({ jsonrpc: '2.0', error: { code, message }, id: null });
     });
 
+    it('names the content codings it reads in the 415 for one it does not (RFC 9110 §15.5.16)', async () => {
+      const response = await post(gateway.url, json, { ...session(), 'Content-Encoding': 'compress' });
+      expect([response.status, response.headers.get('accept-encoding')]).toEqual([415, 'gzip, deflate, br, zstd, identity']);
+    });
+
     it('answers a body that is not valid UTF-8 with 400 -32700, and serves valid UTF-8 with the charset named in any case', async () => {
       const faqQuery = (query: Buffer) =>
         Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_faq","arguments":{"query":"'), query, Buffer.from('"}}}')]);
