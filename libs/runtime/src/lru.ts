@@ -34,6 +34,13 @@ export class BoundedLru<V> {
     }
   }
 
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.size;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { BoundedLru } from '@reviews/runtime';
 import { ipLiteral, isPublicAddress } from './address-policy.js';
 
 /**
@@ -54,8 +55,24 @@ export interface OutboundRequest {
 
 export interface OutboundClient {
   send(req: OutboundRequest): Promise<OutboundResult>;
+  /**
+   * False when `url` would be refused as `busy` at once: its origin's last request timed out and
+   * SLOW_ORIGINS_CONCURRENCY requests to such origins are already in flight. A caller holding a
+   * worker for it gives the work back instead, before writing anything.
+   */
+  admits(url: string): boolean;
   close(): Promise<void>;
 }
+
+/**
+ * Requests at once to origins whose last request timed out, all such origins together. A callback
+ * that accepts connections and never answers (a tarpit, or a subscriber gone dark) holds a worker for
+ * the whole timeout; without this bound a few such origins, or many on one attacker's wildcard DNS,
+ * held every delivery worker while the notifications to everyone else waited.
+ */
+export const SLOW_ORIGINS_CONCURRENCY = 8;
+/** Origins remembered as slow; the oldest is forgotten first, so an attacker's churn cannot grow it. */
+const SLOW_ORIGINS_REMEMBERED = 10_000;
 
 const BLOCKED = 'E_WEBSUB_BLOCKED_DESTINATION';
 
@@ -99,6 +116,9 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
   };
   const connections = options.connectionsPerOrigin ?? 8;
   const slots = new OriginSlots(connections);
+  const slowOrigins = new BoundedLru<true>(SLOW_ORIGINS_REMEMBERED, Number.POSITIVE_INFINITY, () => 0);
+  let toSlowOrigins = 0;
+  const originOf = (url: string) => URL.parse(url)?.origin;
   const agent = new Agent({
     connect,
     connections,
@@ -109,38 +129,61 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
 
   return {
     async send(req) {
-      // The hub sends up to 64 deliveries at once, and many may go to one origin (a webhook platform
-      // gives each user a callback): queued inside the agent, they spent their timeout waiting, and
-      // subscribers answering every request in time were counted failing, sent twice, even removed.
-      const origin = URL.parse(req.url)?.origin;
+      const origin = originOf(req.url);
       if (origin === undefined) return { ok: false, reason: 'network', detail: 'not a URL' };
-      const release = await slots.acquire(origin, timeouts.queueMs);
-      if (release === null) return { ok: false, reason: 'busy', detail: `all ${connections} connections to ${origin} stayed busy for ${timeouts.queueMs} ms` };
-      const signal = AbortSignal.timeout(timeouts.totalMs);
-      try {
-        const response = await request(req.url, {
-          dispatcher: agent as Dispatcher,
-          method: req.method,
-          headers: { 'user-agent': options.userAgent, ...req.headers },
-          ...(req.body ? { body: req.body } : {}),
-          signal,
-        });
-        if (req.keepBodyBytes === 0) {
-          // A body that already arrived whole leaves the connection reusable; one still arriving
-          // (however slowly) is cut off with its connection instead of holding the answer back.
-          response.body.on('error', ignore).destroy();
-          return { ok: true, status: response.statusCode, body: Buffer.alloc(0), truncated: false };
-        }
-        const { body, truncated } = await readCapped(response.body, req.keepBodyBytes);
-        return { ok: true, status: response.statusCode, body, truncated };
-      } catch (error) {
-        return classify(error, signal);
-      } finally {
-        release();
+      const slow = slowOrigins.get(origin) === true;
+      if (slow) {
+        if (toSlowOrigins >= SLOW_ORIGINS_CONCURRENCY) return { ok: false, reason: 'busy', detail: `${origin} did not answer in time last; ${SLOW_ORIGINS_CONCURRENCY} requests to such origins are in flight` };
+        toSlowOrigins++;
       }
+      let result: OutboundResult;
+      try {
+        result = await sendInSlot(req, origin);
+      } finally {
+        if (slow) toSlowOrigins--;
+      }
+      if (result.ok) slowOrigins.delete(origin);
+      else if (result.reason === 'timeout') slowOrigins.set(origin, true);
+      return result;
+    },
+    admits(url) {
+      const origin = originOf(url);
+      return origin === undefined || slowOrigins.get(origin) !== true || toSlowOrigins < SLOW_ORIGINS_CONCURRENCY;
     },
     close: () => agent.close(),
   };
+
+  /**
+   * The hub sends up to 64 deliveries at once, and many may go to one origin (a webhook platform
+   * gives each user a callback): queued inside the agent, they spent their timeout waiting, and
+   * subscribers answering every request in time were counted failing, sent twice, even removed.
+   */
+  async function sendInSlot(req: OutboundRequest, origin: string): Promise<OutboundResult> {
+    const release = await slots.acquire(origin, timeouts.queueMs);
+    if (release === null) return { ok: false, reason: 'busy', detail: `all ${connections} connections to ${origin} stayed busy for ${timeouts.queueMs} ms` };
+    const signal = AbortSignal.timeout(timeouts.totalMs);
+    try {
+      const response = await request(req.url, {
+        dispatcher: agent as Dispatcher,
+        method: req.method,
+        headers: { 'user-agent': options.userAgent, ...req.headers },
+        ...(req.body ? { body: req.body } : {}),
+        signal,
+      });
+      if (req.keepBodyBytes === 0) {
+        // A body that already arrived whole leaves the connection reusable; one still arriving
+        // (however slowly) is cut off with its connection instead of holding the answer back.
+        response.body.on('error', ignore).destroy();
+        return { ok: true, status: response.statusCode, body: Buffer.alloc(0), truncated: false };
+      }
+      const { body, truncated } = await readCapped(response.body, req.keepBodyBytes);
+      return { ok: true, status: response.statusCode, body, truncated };
+    } catch (error) {
+      return classify(error, signal);
+    } finally {
+      release();
+    }
+  }
 }
 
 /** At most `limit` requests in flight per origin, the rest waiting their turn in order, each for a bounded time. */

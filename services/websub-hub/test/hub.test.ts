@@ -708,6 +708,35 @@ describe('timeouts', () => {
       await dir2.remove();
     }
   });
+
+  // The attacker audit's tarpit: callbacks that accept connections and never answer held every
+  // delivery worker, so a notification to anyone else waited while they timed out, batch after batch.
+  it('callbacks that never answer hold a bounded share of the delivery workers: the others are notified meanwhile', async () => {
+    const dir2 = await tempDir('websub-tarpit-');
+    const follower2 = new TestFollower();
+    follower2.publish(snapshotFor(++seed));
+    const tarpit = await Subscriber.start(pki);
+    const slowHub = await startHub({ pki, dataDir: dir2.path, follower: follower2, limits: { deliveryConcurrency: 16 }, timeouts: { headersMs: 1_000, totalMs: 1_000 } });
+    try {
+      const tarpits = Array.from({ length: 80 }, (_, i) => `tarpit-${i}`);
+      for (const name of tarpits) {
+        tarpit.behave(name, (req) => (req.method === 'POST' ? 'hang' : 'echo'));
+        expect((await slowHub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': tarpit.url(name) })).status).toBe(202);
+      }
+      // Subscribed last, so its job is queued behind theirs.
+      expect((await slowHub.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('beside-tarpits') })).status).toBe(202);
+      await waitFor(async () => (await slowHub.store.list()).length === tarpits.length + 1, 10_000, 'every subscription verified');
+      const published = performance.now();
+      follower2.publish(snapshotFor(++seed));
+      await waitFor(() => subscriber.notifications('beside-tarpits').length === 1, 30_000, 'the notification beside the tarpits');
+      // Held behind them it took 10 s (80 jobs, 8 at a time to their origin, 1 s each).
+      expect(performance.now() - published).toBeLessThan(5_000);
+    } finally {
+      await slowHub.stop();
+      await tarpit.close();
+      await dir2.remove();
+    }
+  }, 60_000);
 });
 
 describe('SSRF refusals with private callbacks disallowed', () => {

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { isPublicAddress } from '../src/address-policy.js';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { withHubParams } from '../src/callback-url.js';
-import { createOutboundClient, type OutboundClient } from '../src/outbound.js';
+import { createOutboundClient, SLOW_ORIGINS_CONCURRENCY, type OutboundClient } from '../src/outbound.js';
 import { createTestPki, Subscriber, type TestPki } from './support.js';
 import { eventually } from '../../../test/support/eventually.js';
 
@@ -111,6 +111,34 @@ describe('outbound client (real HTTPS on loopback)', () => {
     expect(server.requests('taken')).toHaveLength(1);
     server.answerHanging(204);
     expect(await first).toMatchObject({ ok: true, status: 204 });
+  });
+
+  // A tarpit (connections accepted, never answered) held a worker per request for the whole timeout,
+  // so a few such origins, or many names on one wildcard DNS, held every delivery worker.
+  it('sends at most SLOW_ORIGINS_CONCURRENCY requests at once to origins whose last request timed out, refusing more at once as busy', async () => {
+    server.behave('tarpit', () => 'hang');
+    // Long enough for the requests in flight to be answered in time below, on a busy machine too.
+    const c = client(true, { ca: pki.caPem, totalMs: 2_000, connectionsPerOrigin: 2 * SLOW_ORIGINS_CONCURRENCY });
+    const tarpit = server.url('tarpit');
+    expect(c.admits(tarpit)).toBe(true);
+    expect(await c.send({ method: 'POST', url: tarpit, body: Buffer.from('x'), keepBodyBytes: 0 })).toMatchObject({ ok: false, reason: 'timeout' });
+    server.releaseHanging();
+    expect(c.admits(tarpit)).toBe(true);
+
+    const sent = server.requests('tarpit').length;
+    const inFlight = Array.from({ length: SLOW_ORIGINS_CONCURRENCY }, () => c.send({ method: 'POST', url: tarpit, body: Buffer.from('x'), keepBodyBytes: 0 }));
+    await eventually(() => server.requests('tarpit').length === sent + SLOW_ORIGINS_CONCURRENCY);
+    expect(c.admits(tarpit)).toBe(false);
+    expect(await c.send({ method: 'POST', url: tarpit, body: Buffer.from('y'), keepBodyBytes: 0 })).toMatchObject({ ok: false, reason: 'busy' });
+    expect(server.requests('tarpit')).toHaveLength(sent + SLOW_ORIGINS_CONCURRENCY);
+    // Another origin (the same server by another name) answers in time: it is not held back.
+    expect(c.admits(server.url('tarpit', '', '127.0.0.1'))).toBe(true);
+
+    // An answer in time ends the origin's slow spell.
+    server.answerHanging(204);
+    expect((await Promise.all(inFlight)).map((r) => r.ok)).toEqual(Array(SLOW_ORIGINS_CONCURRENCY).fill(true));
+    server.behave('tarpit', () => ({ status: 204 }));
+    expect(await c.send({ method: 'POST', url: tarpit, body: Buffer.from('z'), keepBodyBytes: 0 })).toMatchObject({ ok: true, status: 204 });
   });
 
   it('gives up after the total timeout', async () => {
