@@ -22,9 +22,10 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `values` over the one value the chart requires. */
 async function template(values: Values): Promise<HelmResult> {
   const file = join(dir, `values-${++renders}.yaml`);
-  writeFileSync(file, stringify(values));
+  writeFileSync(file, stringify({ baseUrl: 'https://reviews.example.com', ...values }));
   return helm(helmBin, ['template', 't', chartDir, '--kube-version', KUBE_VERSION, '-f', file]);
 }
 
@@ -123,6 +124,32 @@ describe('what the API server would reject or what would block operations', () =
   it.each([1, '25%', '100%'])('accepts a PodDisruptionBudget maxUnavailable of %j', async (maxUnavailable) => {
     const objects = await render({ services: { readApi: { pdb: { maxUnavailable } } } });
     expect(objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 't-public-reviews-read-api')?.spec.maxUnavailable).toBe(maxUnavailable);
+  });
+
+  // Defaulted to reviews.example.com, an install without it rendered and served feeds, Link headers
+  // and WebSub topics naming a host that is not the service.
+  it.each([
+    [{ baseUrl: '' }, 'baseUrl is required: the public URL clients reach the service at'],
+    // A null deletes the key, and the schema names it.
+    [{ baseUrl: null }, 'baseUrl is required'],
+  ])('refuses to render without baseUrl (%j), naming it', async (values, message) => {
+    const result = await template(values);
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain(message);
+  });
+
+  // The Prometheus Operator refuses such a ServiceMonitor: nothing is scraped, and with no `up` series nothing alerts.
+  it.each([
+    ['5s', '10s', false],
+    ['1m', '61s', false],
+    ['500ms', '1s', false],
+    ['1m', '60s', true],
+    ['30s', '10s', true],
+    ['1h', '1m', true],
+  ])('takes a ServiceMonitor interval of %s with a scrape timeout of %s only when the timeout is not longer (%s)', async (interval, scrapeTimeout, accepted) => {
+    const result = await template({ metrics: { serviceMonitor: { enabled: true, interval, scrapeTimeout } } });
+    expect(result.ok).toBe(accepted);
+    if (!accepted) expect(result.stderr).toContain(`metrics.serviceMonitor.scrapeTimeout (${scrapeTimeout}) must not exceed metrics.serviceMonitor.interval (${interval})`);
   });
 
   it('refuses an empty list of websub callback ports', async () => {

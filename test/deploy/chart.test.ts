@@ -248,6 +248,8 @@ describe('value sets', () => {
     expect(command).toEqual(['--import', '@reviews/runtime/instrumentation', cli]);
     expect(job?.spec.template.spec.containers[0].args).toEqual([...command, '--if-empty', 'data/sample-dataset.json']);
     expect(existsSync(join(repoRoot, (cli ?? '').replace('/dist/', '/src/').replace(/\.js$/, '.ts')))).toBe(true);
+    // Its span roots the publish -> rebuild -> notification trace: under a service name, not unknown_service:node.
+    expect(job?.spec.template.spec.containers[0].env).toContainEqual({ name: 'OTEL_SERVICE_NAME', value: 'dataset-publisher' });
   });
 
   it('defaults: memory limits cover the peaks measured in docs/benchmarks.md with headroom', () => {
@@ -334,8 +336,37 @@ describe('value sets', () => {
     expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['1.1.0']));
   });
 
+  // Helm takes a release named 2025; unquoted, its labels and selectors became numbers Kubernetes refuses.
+  it('renders valid objects for a release and Secret names made of digits', async () => {
+    const result = await helm(helmBin, [
+      'template', '2025', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true',
+      '--set-string', 'nats.existingSecret=1234', '--set-string', 'nats.credsSecret=5678', '--set-string', 'mcp.session.existingSecret=42', '--set-string', 'serviceAccount.name=7', '--set-string', 'imagePullSecrets[0]=9',
+    ]);
+    const objects = parseManifests(result.stdout, 'digits');
+    expect(objects.length).toBeGreaterThan(10);
+    for (const object of objects) validateObject(object);
+    expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/instance']))).toEqual(new Set(['2025']));
+  });
+
+  it('lets the hub reach private addresses, pods included, exactly when websub.allowPrivateCallbacks lets it call them', async () => {
+    const hubEgress = async (allowPrivateCallbacks: boolean) => {
+      const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', `websub.allowPrivateCallbacks=${allowPrivateCallbacks}`]);
+      const policy = ofKind(parseManifests(result.stdout, 'allowPrivateCallbacks'), 'NetworkPolicy').find((p) => componentOf(p) === 'websub-hub');
+      return (policy?.spec.egress as { to?: unknown[] }[]).find((rule) => JSON.stringify(rule.to ?? []).includes('0.0.0.0/0'))?.to;
+    };
+    expect(await hubEgress(true)).toEqual([{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }, { namespaceSelector: {} }]);
+    expect(await hubEgress(false)).toContainEqual({ ipBlock: { cidr: '0.0.0.0/0', except: expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16']) } });
+  });
+
+  // YAML integers of a million and more reached the ConfigMap as 2.592e+06.
+  it('writes large integer values into the environment as integers', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'websub.leaseMaxSeconds=2592000', '--set', 'websub.maxSubscriptions=1000000']);
+    const [config] = ofKind(parseManifests(result.stdout, 'large integers'), 'ConfigMap');
+    expect([config?.data?.WEBSUB_LEASE_MAX_SECONDS, config?.data?.WEBSUB_MAX_SUBSCRIPTIONS]).toEqual(['2592000', '1000000']);
+  });
+
   it('reuses an existing MCP session Secret instead of generating one', async () => {
-    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'mcp.session.existingSecret=mine', '--set', 'mcp.session.existingSecretKey=key']);
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'mcp.session.existingSecret=mine', '--set', 'mcp.session.existingSecretKey=key']);
     const objects = parseManifests(result.stdout, 'existingSecret');
     expect(ofKind(objects, 'Secret')).toHaveLength(0);
     const gateway = ofKind(objects, 'Deployment').find((d) => componentOf(d) === 'mcp-gateway');
@@ -373,7 +404,7 @@ describe('value sets', () => {
   });
 
   it('takes NATS_URL, credentials and all, from an existing Secret instead of the ConfigMap', async () => {
-    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'nats.existingSecret=reviews-nats']);
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'nats.existingSecret=reviews-nats']);
     const objects = parseManifests(result.stdout, 'nats.existingSecret');
     expect(ofKind(objects, 'ConfigMap')[0]?.data).not.toHaveProperty('NATS_URL');
     const fromSecret = { name: 'NATS_URL', valueFrom: { secretKeyRef: { name: 'reviews-nats', key: 'nats-url' } } };

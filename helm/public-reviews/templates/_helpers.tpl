@@ -20,7 +20,7 @@
 {{/* Selector labels: immutable on Deployments, so never the version. */}}
 {{- define "public-reviews.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "public-reviews.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{/* The version that runs: the image tag when one is set (an upgrade by tag), else the chart's appVersion. */}}
@@ -74,8 +74,8 @@ nothing when the URL comes from nats.url through the ConfigMap. Usage: include "
 - name: NATS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.nats.existingSecret }}
-      key: {{ .Values.nats.existingSecretKey }}
+      name: {{ .Values.nats.existingSecret | quote }}
+      key: {{ .Values.nats.existingSecretKey | quote }}
 {{- end -}}
 {{- end -}}
 
@@ -88,21 +88,21 @@ and the missing file, in the pod's log. Usage: include "public-reviews.natsFiles
 {{- define "public-reviews.natsFilesEnv" -}}
 {{- with .Values.nats.credsSecret }}
 - name: NATS_CREDS
-  value: /etc/nats/creds/{{ $.Values.nats.credsSecretKey }}
+  value: {{ printf "/etc/nats/creds/%s" $.Values.nats.credsSecretKey | quote }}
 {{- end }}
 {{- with .Values.nats.tls }}
 {{- if .existingSecret }}
 {{- with .certKey }}
 - name: NATS_CERT
-  value: /etc/nats/tls/{{ . }}
+  value: {{ printf "/etc/nats/tls/%s" . | quote }}
 {{- end }}
 {{- with .keyKey }}
 - name: NATS_KEY
-  value: /etc/nats/tls/{{ . }}
+  value: {{ printf "/etc/nats/tls/%s" . | quote }}
 {{- end }}
 {{- with .caKey }}
 - name: NATS_CA
-  value: /etc/nats/tls/{{ . }}
+  value: {{ printf "/etc/nats/tls/%s" . | quote }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -125,12 +125,12 @@ and the missing file, in the pod's log. Usage: include "public-reviews.natsFiles
 {{- with .Values.nats.credsSecret }}
 - name: nats-creds
   secret:
-    secretName: {{ . }}
+    secretName: {{ . | quote }}
 {{- end }}
 {{- with .Values.nats.tls.existingSecret }}
 - name: nats-tls
   secret:
-    secretName: {{ . }}
+    secretName: {{ . | quote }}
 {{- end }}
 {{- end -}}
 
@@ -206,6 +206,17 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 {{- include "public-reviews.validateExtraVolumes" (dict "path" (printf "services.%s" $key) "cfg" $cfg) -}}
 {{- end -}}
 {{- include "public-reviews.validateExtraVolumes" (dict "path" "seed" "cfg" .Values.seed) -}}
+{{- $sm := .Values.metrics.serviceMonitor -}}
+{{- /* The Prometheus Operator refuses such a ServiceMonitor: nothing would be scraped and, with no `up` series, nothing would alert. */ -}}
+{{- if and $sm.enabled (gt (int64 (include "public-reviews.durationMs" $sm.scrapeTimeout)) (int64 (include "public-reviews.durationMs" $sm.interval))) -}}
+{{- fail (printf "metrics.serviceMonitor.scrapeTimeout (%s) must not exceed metrics.serviceMonitor.interval (%s): the Prometheus Operator refuses such a ServiceMonitor" $sm.scrapeTimeout $sm.interval) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Milliseconds in a duration of one unit as values.schema.json allows them (`500ms`, `10s`, `1m`, `1h`). */}}
+{{- define "public-reviews.durationMs" -}}
+{{- $unit := regexFind "(ms|s|m|h)$" . -}}
+{{- mul (regexFind "^[0-9]+" . | int64) (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit) -}}
 {{- end -}}
 
 {{/* extraVolumes must not reuse the chart's volume names; extraVolumeMounts must name a volume the pod has, at a path the chart does not mount. */}}

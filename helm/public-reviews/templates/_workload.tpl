@@ -44,12 +44,12 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
-      serviceAccountName: {{ include "public-reviews.serviceAccountName" $root }}
+      serviceAccountName: {{ include "public-reviews.serviceAccountName" $root | quote }}
       automountServiceAccountToken: false
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
         {{- range . }}
-        - name: {{ . }}
+        - name: {{ . | quote }}
         {{- end }}
       {{- end }}
       securityContext:
@@ -103,8 +103,8 @@ spec:
             - name: MCP_SESSION_SECRET
               valueFrom:
                 secretKeyRef:
-                  name: {{ include "public-reviews.sessionSecretName" $root }}
-                  key: {{ $root.Values.mcp.session.existingSecretKey }}
+                  name: {{ include "public-reviews.sessionSecretName" $root | quote }}
+                  key: {{ $root.Values.mcp.session.existingSecretKey | quote }}
             {{- end }}
             {{- with $cfg.extraEnv }}
             {{- toYaml . | nindent 12 }}
