@@ -7,7 +7,7 @@ import { createServer, request } from 'node:http';
 
 const [listen, readApi, mcpGateway, websubHub] = process.argv.slice(2).map(Number);
 if (![listen, readApi, mcpGateway, websubHub].every((port) => Number.isInteger(port) && port > 0)) {
-  console.error('usage: node deploy/dev/front-door.mjs LISTEN_PORT READ_API_PORT MCP_GATEWAY_PORT WEBSUB_HUB_PORT');
+  process.stderr.write('usage: node deploy/dev/front-door.mjs LISTEN_PORT READ_API_PORT MCP_GATEWAY_PORT WEBSUB_HUB_PORT\n');
   process.exit(2);
 }
 const exactPaths = new Map([
@@ -28,4 +28,4 @@ const server = createServer((req, res) => {
   });
   req.pipe(upstream);
 });
-server.listen(listen, '127.0.0.1', () => console.log(`front door on http://localhost:${listen}: /mcp -> ${mcpGateway}, /api/websub/hub -> ${websubHub}, the rest -> ${readApi}`));
+server.listen(listen, '127.0.0.1', () => process.stdout.write(`front door on http://localhost:${listen}: /mcp -> ${mcpGateway}, /api/websub/hub -> ${websubHub}, the rest -> ${readApi}\n`));
