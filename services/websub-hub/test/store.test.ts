@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from '@jest/globals';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -150,6 +150,36 @@ describe('NATS store specifics', () => {
       expect(await bucketMaxAgeMs(nc)).toBe(KEEP_WRITES_MS);
       expect(await store.list()).toEqual([sub]);
       await dropBucket(nc);
+    });
+
+    it('a NATS user not allowed to change the bucket\'s stream gets a warning and a working store', async () => {
+      const dir = await tempDir('nats-permissions-');
+      const config = join(dir.path, 'nats.conf');
+      await writeFile(config, `authorization { users = [
+        { user: admin, password: admin }
+        { user: hub, password: hub, permissions: { publish: { allow: [">"], deny: ["$JS.API.STREAM.UPDATE.>"] }, subscribe: { allow: [">"] } } }
+      ] }\n`);
+      const restricted = await startNatsServer(['-c', config]);
+      try {
+        const admin = await connect({ servers: restricted.url, user: 'admin', pass: 'admin' });
+        connections.push(admin);
+        await new Kvm(jetstream(admin)).create(SUBSCRIPTIONS_BUCKET, { history: 1 });
+        const hub = await connect({ servers: restricted.url, user: 'hub', pass: 'hub' });
+        connections.push(hub);
+        const { logger, lines } = capturingLogger();
+        const store = await openNatsSubscriptionStore(jetstream(hub), { logger, keepWritesMs: KEEP_WRITES_MS });
+        expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+          'could not set how long the subscription bucket keeps writes; removed subscriptions leave markers that every listing reads until it is set',
+        ]);
+        const sub = sampleSubscription('https://age.example/restricted');
+        await store.update(sub.key, () => sub);
+        expect(await store.list()).toEqual([sub]);
+        await admin.close();
+        await hub.close();
+      } finally {
+        await restricted.dispose();
+        await dir.remove();
+      }
     });
 
     // Each removal leaves a delete marker (purges stall listings on nats-server 2.9), which every

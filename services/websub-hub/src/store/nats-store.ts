@@ -53,8 +53,14 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
   const { config } = await jsm.streams.info(BUCKET_STREAM);
   const keepWritesNanos = keepWritesMs * 1_000_000;
   if (config.max_age === 0 || config.max_age < keepWritesNanos) {
-    await jsm.streams.update(BUCKET_STREAM, { max_age: keepWritesNanos });
-    logger.info({ bucket: SUBSCRIPTIONS_BUCKET, keepWritesMs, previousMs: config.max_age / 1_000_000 }, 'subscription bucket now keeps writes longer than any subscription lives');
+    const previousMs = config.max_age / 1_000_000;
+    try {
+      await jsm.streams.update(BUCKET_STREAM, { max_age: keepWritesNanos });
+      logger.info({ bucket: SUBSCRIPTIONS_BUCKET, keepWritesMs, previousMs }, 'subscription bucket now keeps writes longer than any subscription lives');
+    } catch (error) {
+      // A NATS user allowed to use the bucket but not to change its stream: the hub works as before.
+      logger.warn({ err: error, bucket: SUBSCRIPTIONS_BUCKET, keepWritesMs, previousMs }, 'could not set how long the subscription bucket keeps writes; removed subscriptions leave markers that every listing reads until it is set');
+    }
   }
   const remade = remakingWhenGone({
     what: `the subscription bucket ${SUBSCRIPTIONS_BUCKET}`,
