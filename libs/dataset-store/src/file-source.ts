@@ -1,12 +1,14 @@
-import { watch, type FSWatcher, type Stats } from 'node:fs';
-import { readFile, readlink, stat } from 'node:fs/promises';
+import { constants, watch, type FSWatcher, type Stats } from 'node:fs';
+import { open, readlink, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
-import type { Logger } from '@reviews/runtime';
-import type { DatasetSource, PublishedDataset, SourceHealth } from './source.js';
+import { Counter, type Logger, type Registry } from '@reviews/runtime';
+import { MAX_DATASET_BYTES, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 export interface FileSourceOptions {
   readonly logger: Logger;
+  /** The registry where the follower keeps dataset_load_failures_total, which counts the files refused here too, and its service label. */
+  readonly metrics?: { readonly registry: Registry; readonly service: string };
   /** Quiet period after the last file-system event before the file is read again. */
   readonly debounceMs?: number;
   /** How often the file is checked while a directory it depends on cannot be watched. */
@@ -23,6 +25,10 @@ interface DirectoryWatch {
 
 /** Symlinks followed at most, as the kernel does (MAXSYMLINKS); a longer chain is a loop. */
 const MAX_LINKS = 40;
+
+/** Why a file is refused before it is read (dataset_load_failures_total reasons). */
+const FILE_REFUSAL_REASONS = ['not_regular_file', 'too_large'] as const;
+type FileRefusalReason = (typeof FILE_REFUSAL_REASONS)[number];
 
 /**
  * The embedded dataset source of the standalone service: one JSON file, watched for changes.
@@ -47,6 +53,8 @@ export class FileDatasetSource implements DatasetSource {
   #timer: NodeJS.Timeout | null = null;
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
+  #lastRefusal: SourceRefusal | null = null;
+  readonly #metrics: FileSourceOptions['metrics'];
   /** Watching and deliveries run one after another, in file order. */
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
@@ -56,14 +64,17 @@ export class FileDatasetSource implements DatasetSource {
     this.#logger = options.logger;
     this.#debounceMs = options.debounceMs ?? 100;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.#metrics = options.metrics;
   }
 
   async subscribe(onDataset: OnDataset): Promise<void> {
+    // Its series start at 0, so that an alert on their increase sees a pod's first refusal.
+    for (const reason of FILE_REFUSAL_REASONS) this.#countRefusal(reason, 0);
     await this.#enqueue(() => this.#sync(onDataset));
   }
 
   health(): SourceHealth {
-    return this.#health;
+    return this.#lastRefusal ? { ...this.#health, lastRefusal: this.#lastRefusal } : this.#health;
   }
 
   async close(): Promise<void> {
@@ -176,15 +187,39 @@ export class FileDatasetSource implements DatasetSource {
     }
   }
 
+  #refuse(reason: FileRefusalReason, problem: string): void {
+    this.#logger.error({ file: this.#path, reason }, `dataset file refused, keeping the current dataset: ${problem}`);
+    this.#lastRefusal = { at: performance.now(), summary: `dataset file refused (${reason}): ${this.#path}: ${problem}` };
+    this.#countRefusal(reason, 1);
+  }
+
+  /** dataset_load_failures_total, which the follower registers before it subscribes. */
+  #countRefusal(reason: FileRefusalReason, by: number): void {
+    const failures = this.#metrics?.registry.getSingleMetric('dataset_load_failures_total');
+    if (failures instanceof Counter) (failures as Counter<'service' | 'reason'>).inc({ service: this.#metrics!.service, reason }, by);
+  }
+
   async #readAndDeliver(onDataset: OnDataset): Promise<void> {
     if (this.#closed) return;
     let bytes: Buffer;
     let publishedAt: Date;
     try {
-      const info = await stat(this.#path);
-      this.#lastSeen = appearance(info);
-      bytes = await readFile(this.#path);
-      publishedAt = new Date(info.mtimeMs);
+      // Non-blocking, so a named pipe opens at once (and is refused below) instead of holding the read until a writer comes.
+      const handle = await open(this.#path, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        const info = await handle.stat();
+        this.#lastSeen = appearance(info);
+        const refusal = refusalOf(info);
+        if (refusal) {
+          this.#refuse(refusal.reason, refusal.problem);
+          return;
+        }
+        bytes = await handle.readFile();
+        publishedAt = new Date(info.mtimeMs);
+        this.#lastRefusal = null;
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again.
       this.#lastSeen = errorCode(error);
@@ -204,6 +239,25 @@ export class FileDatasetSource implements DatasetSource {
       this.#logger.error({ err: error, file: this.#path }, 'dataset delivery failed');
     }
   }
+}
+
+/**
+ * A device (`/dev/zero` behind a symlink), a named pipe or a directory is no dataset file: read, the
+ * first grew memory without bound and the second blocked every later load. A file larger than the
+ * NATS store takes is refused before it is read.
+ */
+function refusalOf(info: Stats): { reason: FileRefusalReason; problem: string } | null {
+  if (!info.isFile()) return { reason: 'not_regular_file', problem: `it is ${kindOf(info)}, not a regular file; save the dataset as a file (write beside it, then rename)` };
+  if (info.size > MAX_DATASET_BYTES) return { reason: 'too_large', problem: `it holds ${info.size} bytes; a dataset may have at most ${MAX_DATASET_BYTES}` };
+  return null;
+}
+
+function kindOf(info: Stats): string {
+  if (info.isFIFO()) return 'a named pipe';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  if (info.isDirectory()) return 'a directory';
+  if (info.isSocket()) return 'a socket';
+  return 'not a regular file';
 }
 
 /** Which file it is and when it last changed: a save changes it (a rename, the size or the times). */

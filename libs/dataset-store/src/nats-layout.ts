@@ -3,6 +3,7 @@ import { StorageType } from '@nats-io/jetstream';
 import type { KvEntry, KvOptions } from '@nats-io/kv';
 import type { ObjectStoreOptions } from '@nats-io/obj';
 import { z } from 'zod';
+import { MAX_DATASET_BYTES } from './source.js';
 
 /**
  * Where datasets live in JetStream (docs/adr/0002-nats-dataset-store.md). Publisher and every
@@ -16,8 +17,6 @@ export const POINTER_KEY = 'current';
 export const POINTER_HISTORY = 10;
 /** Dataset objects kept after a publish: the current one plus older ones a lagging replica may still fetch. */
 export const RETAINED_VERSIONS = 5;
-/** Largest dataset the publisher accepts (canonical bytes). Far above any real funeral home's reviews. */
-export const MAX_DATASET_BYTES = 256 * 1024 * 1024;
 /**
  * Object chunks of up to 1 MiB (the client caps them at the server's max_payload, 1 MiB by default)
  * instead of the client's 128 KiB: the client publishes chunks one after another, each awaiting its

@@ -7,7 +7,6 @@ import {
   DATASET_OBJECT_BUCKET,
   datasetObjectName,
   type DatasetPointer,
-  MAX_DATASET_BYTES,
   OBJECT_CHUNK_BYTES,
   objectStoreSettings,
   POINTER_BUCKET,
@@ -19,6 +18,7 @@ import {
   sha256Hex,
 } from './nats-layout.js';
 import { publishTraceparent } from './nats-trace.js';
+import { MAX_DATASET_BYTES } from './source.js';
 
 /** JetStream request timeout: bounds every store operation when the server stops answering. */
 export const NATS_REQUEST_TIMEOUT_MS = 5_000;

@@ -20,6 +20,6 @@ export async function openDatasetSource(
 ): Promise<DatasetSource> {
   const { logger } = deps;
   const nats = natsAccessOf(config);
-  if (nats === undefined) return new FileDatasetSource(config.DATASET_FILE, { logger });
+  if (nats === undefined) return new FileDatasetSource(config.DATASET_FILE, { logger, metrics: { registry: deps.metrics.registry, service: deps.service } });
   return new NatsDatasetSource({ nats, replicas: config.NATS_REPLICAS, service: deps.service, logger, registry: deps.metrics.registry });
 }

@@ -43,7 +43,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
   const config = loadConfigOrExit(service);
   const logger = createLogger(service, config.LOG_LEVEL);
   const metrics = options.metrics ?? createMetrics(service);
-  const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger }) : await openDatasetSource(config, { logger, metrics, service });
+  const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger, metrics: { registry: metrics.registry, service } }) : await openDatasetSource(config, { logger, metrics, service });
   // Not awaited: the pod listens while its first dataset loads (8 s and 9 CPU-seconds at 100,000
   // reviews), so /healthz answers the startup probe, and /readyz (503) and the data endpoints (503 with
   // Retry-After) say it is not ready yet, instead of refusing connections.

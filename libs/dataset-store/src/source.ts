@@ -15,6 +15,9 @@ export interface PublishedDataset {
   readonly traceparent: string | null;
 }
 
+/** Largest dataset either source takes. Far above any real funeral home's reviews. */
+export const MAX_DATASET_BYTES = 256 * 1024 * 1024;
+
 export interface SourceHealth {
   /** False while the backing store (NATS) is unreachable; the last snapshot keeps being served. */
   readonly connected: boolean;

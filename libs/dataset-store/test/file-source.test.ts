@@ -1,13 +1,17 @@
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
-import { FileDatasetSource, type PublishedDataset } from '@reviews/dataset-store';
+import { FileDatasetSource, MAX_DATASET_BYTES, type PublishedDataset } from '@reviews/dataset-store';
+import { Counter, createMetrics } from '@reviews/runtime';
 import { datasetBytes, describeDatasetSourceContract } from './source-contract.js';
 import { waitFor } from '../../../test/support/eventually.js';
 
 const logger = pino({ level: 'silent' });
+const run = promisify(execFile);
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'dataset-source-'));
@@ -61,6 +65,43 @@ describe('FileDatasetSource', () => {
     await rename(temporary, file);
     await waitFor(() => received.length === 2, 5000, 'the renamed file');
     expect(Buffer.from(received[1]!.bytes).equals(Buffer.from(datasetBytes(2)))).toBe(true);
+  });
+
+  // A hostile or careless publisher's audit: a symlink to /dev/zero grew memory without bound, and a
+  // named pipe held the read (and every later load) until a writer came, while /readyz said nothing.
+  it.each([
+    ['a named pipe', 'not_regular_file', 'it is a named pipe, not a regular file; save the dataset as a file (write beside it, then rename)', (path: string) => run('mkfifo', [path])],
+    ['a symlink to a device', 'not_regular_file', 'it is a device, not a regular file; save the dataset as a file (write beside it, then rename)', (path: string) => symlink('/dev/zero', path)],
+    ['a file over the size limit (sparse)', 'too_large', `it holds ${MAX_DATASET_BYTES + 1} bytes; a dataset may have at most ${MAX_DATASET_BYTES}`, (path: string) => writeFile(path, '').then(() => truncate(path, MAX_DATASET_BYTES + 1))],
+  ])('refuses %s saved over the file, at once and counted, keeps the current dataset, and takes the next regular file', async (_label, reason, problem, make) => {
+    const dir = await tempDir();
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'dataset.json');
+    await writeFile(file, datasetBytes(1));
+    const metrics = createMetrics();
+    const failures = new Counter({ name: 'dataset_load_failures_total', help: 'test', labelNames: ['service', 'reason'] as const, registers: [metrics.registry] });
+    const source = new FileDatasetSource(file, { logger, debounceMs: 20, pollIntervalMs: 100, metrics: { registry: metrics.registry, service: 'test' } });
+    cleanups.push(() => source.close());
+    const received: PublishedDataset[] = [];
+    await source.subscribe((d) => {
+      received.push(d);
+    });
+    const counted = async () => (await failures.get()).values.find((v) => v.labels.reason === reason)?.value;
+    expect(await counted()).toBe(0);
+
+    const odd = join(dir, '.odd');
+    await make(odd);
+    await rename(odd, file);
+    await waitFor(() => source.health().lastRefusal !== undefined, 5000, 'the refusal');
+    expect(source.health().lastRefusal?.summary).toBe(`dataset file refused (${reason}): ${file}: ${problem}`);
+    expect(await counted()).toBe(1);
+    expect(received).toHaveLength(1);
+
+    const next = join(dir, '.next');
+    await writeFile(next, datasetBytes(2));
+    await rename(next, file);
+    await waitFor(() => received.length === 2, 5000, 'the regular file saved after it');
+    expect(source.health().lastRefusal).toBeUndefined();
   });
 
   it('uses the file mtime as the publish time', async () => {
