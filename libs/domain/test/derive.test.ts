@@ -151,6 +151,14 @@ describe('deriveInsights', () => {
     });
   });
 
+  // A publisher's audit: after 9999-12 came "10000-01", which sorts before it, and the month loop never ended.
+  it('lists the months of the calendar\'s first and last years, across a year end, and ends', () => {
+    const months = (dates: string[]) => deriveInsights(datasetWith(dates.map((date, i) => makeReview(i, date, 5)))).temporal.monthly.map((m) => m.month);
+    expect(months(['9999-11-30', '9999-12-01'])).toEqual(['9999-11', '9999-12']);
+    expect(months(['0000-12-31', '0001-01-01'])).toEqual(['0000-12', '0001-01']);
+    expect(months(['2025-11-15', '2026-02-01'])).toEqual(['2025-11', '2025-12', '2026-01', '2026-02']);
+  });
+
   it('copies per_review and faq, and summary/pull_quote only when present', () => {
     expect(insights.per_review).toEqual(input.analysis.per_review);
     expect(insights.faq).toEqual([]);

@@ -182,7 +182,9 @@ function monthlySeries(newestFirst: readonly Review[], perReview: DatasetInput['
   const points: MonthlyPoint[] = [];
   const ratings: MonthRatings[] = [];
   if (!first || !last) return { points, ratings };
-  for (let month = first.date.slice(0, 7); month <= last.date.slice(0, 7); month = nextMonth(month)) {
+  // By index, not by string: after 9999-12 comes no "10000-01" that sorts before it.
+  for (let index = monthIndex(first.date), lastIndex = monthIndex(last.date); index <= lastIndex; index++) {
+    const month = monthOfIndex(index);
     const bucket = byMonth.get(month);
     points.push({
       month,
@@ -195,10 +197,13 @@ function monthlySeries(newestFirst: readonly Review[], perReview: DatasetInput['
   return { points, ratings };
 }
 
-function nextMonth(month: string): string {
-  const year = Number(month.slice(0, 4));
-  const next = Number(month.slice(5, 7)) + 1;
-  return next > 12 ? `${String(year + 1).padStart(4, '0')}-01` : `${month.slice(0, 4)}-${String(next).padStart(2, '0')}`;
+/** Months since 0000-01 of a `YYYY-MM…` date. */
+function monthIndex(date: string): number {
+  return Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1;
+}
+
+function monthOfIndex(index: number): string {
+  return `${String(Math.floor(index / 12)).padStart(4, '0')}-${String((index % 12) + 1).padStart(2, '0')}`;
 }
 
 /** `monthsWithReviews` oldest first. The rule is the `Trend` schema description. */
