@@ -206,10 +206,28 @@ function knownKeys<T>(items: PartList<T>, keyOf: (item: T) => string): ReadonlyS
   return keys;
 }
 
+/**
+ * Ids and labels share one case-insensitive namespace, as `mentions_service` and `get_service` look
+ * them up: a label that is another service's id made them answer for the wrong service.
+ */
+function serviceNameIssues(services: DatasetParts['services']): Issue[] {
+  const owners = new Map<string, number>();
+  const issues: Issue[] = [];
+  services?.forEach((service, index) => {
+    if (service === undefined) return;
+    for (const field of ['id', 'label'] as const) {
+      const key = service[field].toLowerCase();
+      const owner = owners.get(key);
+      if (owner === undefined) owners.set(key, index);
+      else if (owner !== index) issues.push(customIssue(['business', 'services', index, field], `service ${field} "${service[field]}" already names another service (ids and labels are looked up together, case-insensitive)`));
+    }
+  });
+  return issues;
+}
+
 function businessIssues({ services, technicians }: DatasetParts): Issue[] {
   return [
-    ...duplicateIssues(services, (s) => [s.id], (i) => ['business', 'services', i, 'id'], 'service id'),
-    ...duplicateIssues(services, (s) => [s.label.toLowerCase()], (i) => ['business', 'services', i, 'label'], 'service label (case-insensitive)'),
+    ...serviceNameIssues(services),
     // Names and aliases share one case-insensitive namespace: `mentions_technician=<x>` must name one person.
     ...duplicateIssues(
       technicians,

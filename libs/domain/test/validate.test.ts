@@ -146,6 +146,26 @@ describe('validateDataset', () => {
     ]);
   });
 
+  // A publisher's audit: a label that was another service's id made search and get_service answer for the wrong one.
+  it('rejects a service label that is another service\'s id, or an id that is another\'s label, and accepts a label spelling its own id', () => {
+    const issues = issuesAfter((input) => {
+      const [first, second] = input.business.services;
+      if (!first || !second) throw new Error('fixture has too few services');
+      first.label = second.id.toUpperCase();
+      input.business.services.push({ id: 'funeral-home-tour', label: 'Funeral-Home-Tour' });
+    });
+    expect(issues).toEqual([expect.objectContaining({ code: 'custom', path: ['business', 'services', 1, 'id'], message: expect.stringContaining('already names another service') })]);
+  });
+
+  it('rejects a dataset generated outside the years 0000 to 9999 in UTC, which RFC 3339 cannot write', () => {
+    for (const generatedAt of ['0000-01-01T00:00:00+01:00', '9999-12-31T23:30:00-01:00']) {
+      const issues = issuesAfter((input) => {
+        input.generated_at = generatedAt;
+      });
+      expect(issues).toContainEqual(expect.objectContaining({ path: ['generated_at'], message: 'must fall between 0000-01-01 and 9999-12-31 in UTC' }));
+    }
+  });
+
   it('rejects repeated taxonomy ids', () => {
     const issues = issuesAfter((input) => {
       input.analysis.taxonomy.topics.push({ id: 'pets', label: 'Pets again' });

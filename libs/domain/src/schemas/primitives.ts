@@ -18,7 +18,15 @@ export const IsoDate = z
   .refine(isCalendarDate, { message: 'must be a real calendar date in the form YYYY-MM-DD' })
   .meta({ format: 'date', description: 'Calendar date, YYYY-MM-DD (ISO 8601).', examples: ['2025-01-31'] });
 
-export const IsoDateTime = z.iso.datetime({ offset: true }).meta({ description: 'Timestamp, RFC 3339.' });
+/** The instants RFC 3339 can write in UTC, as the feeds do: years 0000 to 9999. */
+const FIRST_INSTANT_MS = Date.parse('0000-01-01T00:00:00Z');
+const LAST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+export const IsoDateTime = z.iso
+  .datetime({ offset: true })
+  // 0000-01-01T00:00:00+01:00 is in year -1 in UTC, which the Atom feed then wrote as -000001-12-31T23:00:00Z.
+  .refine((value) => Date.parse(value) >= FIRST_INSTANT_MS && Date.parse(value) <= LAST_INSTANT_MS, { message: 'must fall between 0000-01-01 and 9999-12-31 in UTC' })
+  .meta({ description: 'Timestamp, RFC 3339.' });
 
 export const Ulid = z
   .string()
