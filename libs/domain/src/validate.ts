@@ -144,6 +144,9 @@ function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | nul
   return { ...rest.data, reviews, analysis: { ...rest.data.analysis, per_review: perReview } };
 }
 
+/** Levels of arrays and objects a dataset may nest: far beyond its deepest field (about 8). */
+const MAX_NESTING = 64;
+
 /** Matches only a surrogate code unit without its partner (a paired one is consumed as one code point under `u`). */
 const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
 
@@ -156,6 +159,11 @@ const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
  * version, so the walk allocates nothing per value: `path` is its own stack, copied only into an issue.
  */
 function textIssues(value: unknown, path: (string | number)[] = [], issues: Issue[] = []): Issue[] {
+  if (path.length === MAX_NESTING && value !== null && typeof value === 'object') {
+    // Deeper, the walk ran out of stack (~6,000 levels, 12 KB of brackets) and crashed the checker.
+    issues.push(customIssue([...path], `nests arrays and objects more than ${MAX_NESTING} levels deep; no dataset field does`));
+    return issues;
+  }
   if (typeof value === 'string') {
     const unit = UNPAIRED_SURROGATE.exec(value);
     if (unit) {

@@ -166,6 +166,21 @@ describe('validateDataset', () => {
     }
   });
 
+  // A publisher's audit: 6,000 levels of brackets under an unknown key crashed the checker (stack overflow).
+  it('reports nesting beyond 64 levels at its path, however deep it goes', () => {
+    const deep: unknown[] = [];
+    let inner = deep;
+    for (let level = 1; level < 100_000; level++) {
+      const next: unknown[] = [];
+      inner.push(next);
+      inner = next;
+    }
+    const issues = issuesAfter((input) => {
+      (input as unknown as Record<string, unknown>).x = deep;
+    });
+    expect(issues).toContainEqual(expect.objectContaining({ code: 'custom', path: ['x', ...Array<number>(63).fill(0)], message: 'nests arrays and objects more than 64 levels deep; no dataset field does' }));
+  });
+
   it('rejects repeated taxonomy ids', () => {
     const issues = issuesAfter((input) => {
       input.analysis.taxonomy.topics.push({ id: 'pets', label: 'Pets again' });
