@@ -22,6 +22,29 @@ describe('text index', () => {
     );
   });
 
+  // Texts that repeat a query's tail many times send the substring test past its near-miss limit, to `includes`.
+  it('finds exactly the texts containing the query in repetitive texts too', () => {
+    const repetitive = fc.array(fc.constantFrom('a', 'b', 'ab', 'aaaa', 'bbbbbbbb'), { maxLength: 60 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.array(repetitive, { minLength: 1, maxLength: 20 }), fc.array(fc.stringMatching(/^[ab]{2,12}$/), { minLength: 1, maxLength: 6 }), (texts, queries) => {
+        const index = createTextIndex([...texts, 'bab', 'ab']);
+        for (const query of queries) expect(Array.from(index.matches(query))).toEqual(naive([...texts, 'bab', 'ab'], query));
+      }),
+      { numRuns: 200, seed: 4242 },
+    );
+  });
+
+  // A publisher's audit: one 5 MB review of "q"s made each search for "eqq…q" cost a second of the serving thread.
+  it('tests a query against a text repeating its tail in time linear in the text', () => {
+    // After the 2,000 texts whose characters rank their rarity: "q" counts as rarer than "e".
+    const texts = [...Array.from({ length: 2_000 }, (_, i) => `the staff were kind ${i}`), 'eqqx' + 'q'.repeat(2_000_000)];
+    const index = createTextIndex(texts);
+    const started = performance.now();
+    for (const length of [100, 150, 198]) expect(Array.from(index.matches('e' + 'q'.repeat(length)))).toEqual([]);
+    // Near misses one by one took ~700 ms here; includes takes a few.
+    expect(performance.now() - started).toBeLessThan(250);
+  });
+
   it('confirms candidates whose trigrams only collide in a folded bucket', () => {
     const index = createTextIndex(['a|b', 'a.b']);
     expect(Array.from(index.matches('a.b'))).toEqual([1]);
