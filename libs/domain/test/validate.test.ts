@@ -209,7 +209,9 @@ describe('validateDataset', () => {
   });
 
   it('rejects a source URL that is not a valid URI, which feeds would carry as given', () => {
-    for (const bad of ['https://x.example/a?b=1&c=<2>', 'https://x.example/a b', 'https://x.example/"q"', 'https://x.example/\u0007']) {
+    // A right-to-left override (RFC 3987 §4.1 forbids bidirectional formatting characters) and
+    // noncharacters, which XML cannot hold: the Atom feed dropped them while the JSON Feed kept them.
+    for (const bad of ['https://x.example/a?b=1&c=<2>', 'https://x.example/a b', 'https://x.example/"q"', 'https://x.example/\u0007', 'https://evil.example/\u202efdp.exe', 'https://x.example/\u200f', 'https://exämple.com/\ufffe', 'https://x.example/\u{1fffe}', 'https://x.example/\ufdd0']) {
       const issues = issuesAfter((input) => {
         (input.reviews[0] as { source_url: string }).source_url = bad;
       });
@@ -218,6 +220,7 @@ describe('validateDataset', () => {
     const input = structuredClone(buildDataset());
     (input.reviews[0] as { source_url: string }).source_url = 'https://x.example/caf%C3%A9?b=1&c=%3C2%3E#r-1';
     (input.reviews[1] as { source_url: string }).source_url = 'https://x.example/café';
+    (input.reviews[2] as { source_url: string }).source_url = 'https://x.example/\u0639\u0631\u0628\u064a/\u{1f600}';
     expect(validateDataset(input).ok).toBe(true);
   });
 

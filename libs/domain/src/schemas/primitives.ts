@@ -35,13 +35,18 @@ export const Ulid = z
 
 /**
  * Characters a URI (RFC 3986) or IRI (RFC 3987) never holds as such. The URL parser accepts and
- * escapes them, but a dataset's URL is written into feeds as given, where it must be a valid IRI.
+ * escapes them, but a dataset's URL is written into feeds as given, where it must be a valid IRI:
+ * no bidirectional formatting characters (RFC 3987 §4.1: a right-to-left override makes
+ * `…/\u202efdp.exe` display as `…/exe.pdf`), and no specials or noncharacters (outside its ucschar;
+ * XML cannot hold U+FFFE either, so the Atom feed dropped it while the JSON Feed kept it).
  */
-const NOT_IN_AN_IRI = /[\s<>"{}|\\^`\p{Cc}]/u;
+const NOT_IN_AN_IRI = /[\s<>"{}|\\^`\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069\uFFF0-\uFFFD\p{Noncharacter_Code_Point}]/u;
 
 export const HttpUrl = z
   .url({ protocol: /^https?$/ })
-  .refine((value) => !NOT_IN_AN_IRI.test(value), { message: 'must be a valid URI: no spaces, control characters or any of < > " { } | \\ ^ `' });
+  .refine((value) => !NOT_IN_AN_IRI.test(value), {
+    message: 'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `',
+  });
 
 /** Lower-case slug used for service, problem, topic and aspect ids. */
 export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');
