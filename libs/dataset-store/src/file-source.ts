@@ -37,7 +37,9 @@ type FileRefusalReason = (typeof FILE_REFUSAL_REASONS)[number];
  * file's directory, and the directory of every link on the way when the path is a symlink (a write
  * to the target happens there). While one of them cannot be watched (missing, removed) the file
  * is polled, and watched again once the directory is back. A dataset's version is the hash of
- * the file's bytes (identical bytes, no delivery); its publish time is the file's mtime.
+ * the file's bytes (identical bytes, no delivery); its publish time is when the file was saved
+ * in place, its ctime (a write or a rename sets it), not its mtime, which `cp -p`, `rsync -t`, `tar`
+ * or `touch -d` set to any date: 27 years of "propagation", or a dataset published in the future.
  */
 export class FileDatasetSource implements DatasetSource {
   readonly #path: string;
@@ -215,7 +217,7 @@ export class FileDatasetSource implements DatasetSource {
           return;
         }
         bytes = await handle.readFile();
-        publishedAt = new Date(info.mtimeMs);
+        publishedAt = new Date(info.ctimeMs);
         this.#lastRefusal = null;
       } finally {
         await handle.close();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,9 +104,19 @@ describe('FileDatasetSource', () => {
     expect(source.health().lastRefusal).toBeUndefined();
   });
 
-  it('uses the file mtime as the publish time', async () => {
-    const { received } = await open(datasetBytes(1));
+  // A publisher's audit: a file saved with its old mtime kept (cp -p, rsync -t, tar) counted 27 years of
+  // propagation; one dated in the future (touch -d) made the dataset's age negative.
+  it('takes the time the file was saved, not its mtime, as the publish time', async () => {
+    const { dir, file, received } = await open(datasetBytes(1));
     expect(Math.abs(received[0]!.publishedAt.getTime() - Date.now())).toBeLessThan(60_000);
+    for (const [n, mtime] of [[2, new Date('2000-01-01T00:00:00Z')], [3, new Date('2099-01-01T00:00:00Z')]] as const) {
+      const saved = join(dir, `.saved-${n}`);
+      await writeFile(saved, datasetBytes(n));
+      await utimes(saved, mtime, mtime);
+      await rename(saved, file);
+      await waitFor(() => received.length === n, 5000, `the file dated ${mtime.toISOString()}`);
+      expect(Math.abs(received[n - 1]!.publishedAt.getTime() - Date.now())).toBeLessThan(60_000);
+    }
   });
 
   it('reports a missing file as disconnected, then recovers when it appears', async () => {
