@@ -181,6 +181,17 @@ describe('validateDataset', () => {
     expect(issues).toContainEqual(expect.objectContaining({ code: 'custom', path: ['x', ...Array<number>(63).fill(0)], message: 'nests arrays and objects more than 64 levels deep; no dataset field does' }));
   });
 
+  // A publisher's audit: each feed repeats the name in every entry with an owner reply.
+  it('rejects a business name over 200 characters', () => {
+    const issues = issuesAfter((input) => {
+      input.business.name = 'N'.repeat(201);
+    });
+    expect(issues).toEqual([expect.objectContaining({ path: ['business', 'name'], code: 'too_big' })]);
+    const longest = structuredClone(buildDataset());
+    longest.business.name = 'N'.repeat(200);
+    expect(validateDataset(longest).ok).toBe(true);
+  });
+
   it('rejects repeated taxonomy ids', () => {
     const issues = issuesAfter((input) => {
       input.analysis.taxonomy.topics.push({ id: 'pets', label: 'Pets again' });

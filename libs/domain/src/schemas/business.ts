@@ -31,9 +31,12 @@ export const Technician = z
 
 export const Profile = z.strictObject({ source: z.string().min(1), url: HttpUrl });
 
+/** Longer than any business's name; each feed repeats it in every entry with a reply (4.4 MB of name made 48 MB feeds). */
+const MAX_BUSINESS_NAME_LENGTH = 200;
+
 export const Business = z.strictObject({
   id: Slug,
-  name: z.string().min(1),
+  name: z.string().min(1).max(MAX_BUSINESS_NAME_LENGTH),
   description: z.string(),
   url: HttpUrl,
   phone: z.string().min(1),
