@@ -47,7 +47,12 @@ function prepareVariant(representation: Representation, variant: Variant, link: 
  */
 function servableLastModifiedMs(representation: Representation): number {
   const now = Math.floor(Date.now() / 1000) * 1000;
-  return Math.min(representation.lastModifiedMs, now);
+  if (representation.lastModifiedMs <= now) return representation.lastModifiedMs;
+  // The second before this one: node:http's Date header is a string it renews by a timer, which can
+  // fire just after the second turns (a test saw Date one second behind), and Last-Modified must not
+  // pass the Date it goes out with. (The follower already dates a version from the future when it
+  // builds it, after the one it replaces: lastModifiedAfter. This is for representations made otherwise.)
+  return now - 1000;
 }
 
 function prepare(representation: Representation, link: string | undefined): Prepared {
