@@ -91,8 +91,6 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   const body = await readBody(req);
   if (body === null) {
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
-    // The rest of the body is left unread, so the connection cannot carry another request.
-    res.setHeader('Connection', 'close');
     return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);
@@ -191,18 +189,31 @@ class BodyCutOff extends Error {
   }
 }
 
-/** The body, or null when it exceeds MAX_BODY_BYTES; throws BodyCutOff when the connection ends first. */
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+/**
+ * The body, or null as soon as it exceeds MAX_BODY_BYTES; rejects with BodyCutOff when the connection
+ * ends first. Past the limit the rest is read and dropped, so the 413 reaches a client still sending
+ * and the connection carries its next request. (Leaving it unread stalled that request into a 408;
+ * closing instead reset clients mid-upload, which then saw EPIPE rather than the 413.) node:http's
+ * request timeout bounds how long a client may go on sending.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      outcome();
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) return null;
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    throw new BodyCutOff((error as NodeJS.ErrnoException).code);
-  }
-  return Buffer.concat(chunks);
+      if (size > MAX_BODY_BYTES) settle(() => resolve(null));
+      else chunks.push(chunk);
+    });
+    req.once('end', () => settle(() => resolve(Buffer.concat(chunks))));
+    req.once('error', (error: NodeJS.ErrnoException) => settle(() => reject(new BodyCutOff(error.code))));
+    req.once('close', () => settle(() => reject(new BodyCutOff(req.errored ? (req.errored as NodeJS.ErrnoException).code : 'ECONNRESET'))));
+  });
 }
