@@ -56,7 +56,7 @@ export interface OutboundRequest {
 export interface OutboundClient {
   send(req: OutboundRequest): Promise<OutboundResult>;
   /**
-   * False when `url` would be refused as `busy` at once: its origin's last request timed out and
+   * False when `url` would be refused as `busy` at once: its origin's last two requests timed out and
    * SLOW_ORIGINS_CONCURRENCY requests to such origins are already in flight. A caller holding a
    * worker for it gives the work back instead, before writing anything.
    */
@@ -65,14 +65,19 @@ export interface OutboundClient {
 }
 
 /**
- * Requests at once to origins whose last request timed out, all such origins together. A callback
+ * Requests at once to origins whose last two requests timed out, all such origins together. A callback
  * that accepts connections and never answers (a tarpit, or a subscriber gone dark) holds a worker for
  * the whole timeout; without this bound a few such origins, or many on one attacker's wildcard DNS,
  * held every delivery worker while the notifications to everyone else waited.
  */
 export const SLOW_ORIGINS_CONCURRENCY = 8;
-/** Origins remembered as slow; the oldest is forgotten first, so an attacker's churn cannot grow it. */
+/** Origins remembered with their timeouts in a row; the oldest is forgotten first, so an attacker's churn cannot grow it. */
 const SLOW_ORIGINS_REMEMBERED = 10_000;
+/**
+ * Timeouts in a row that make an origin slow. A subscriber's one hiccup must not put it among the
+ * tarpits, behind them for the few slots they share (a review measured 57 s instead of 1.6 s).
+ */
+const TIMEOUTS_MAKING_SLOW = 2;
 
 const BLOCKED = 'E_WEBSUB_BLOCKED_DESTINATION';
 
@@ -116,7 +121,9 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
   };
   const connections = options.connectionsPerOrigin ?? 8;
   const slots = new OriginSlots(connections);
-  const slowOrigins = new BoundedLru<true>(SLOW_ORIGINS_REMEMBERED, Number.POSITIVE_INFINITY, () => 0);
+  /** Per origin, its requests that timed out in a row, until one is answered in time. */
+  const timeoutsInARow = new BoundedLru<number>(SLOW_ORIGINS_REMEMBERED, Number.POSITIVE_INFINITY, () => 0);
+  const isSlow = (origin: string) => (timeoutsInARow.get(origin) ?? 0) >= TIMEOUTS_MAKING_SLOW;
   let toSlowOrigins = 0;
   const originOf = (url: string) => URL.parse(url)?.origin;
   const agent = new Agent({
@@ -131,7 +138,7 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
     async send(req) {
       const origin = originOf(req.url);
       if (origin === undefined) return { ok: false, reason: 'network', detail: 'not a URL' };
-      const slow = slowOrigins.get(origin) === true;
+      const slow = isSlow(origin);
       if (slow) {
         if (toSlowOrigins >= SLOW_ORIGINS_CONCURRENCY) return { ok: false, reason: 'busy', detail: `${origin} did not answer in time last; ${SLOW_ORIGINS_CONCURRENCY} requests to such origins are in flight` };
         toSlowOrigins++;
@@ -142,13 +149,13 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       } finally {
         if (slow) toSlowOrigins--;
       }
-      if (result.ok) slowOrigins.delete(origin);
-      else if (result.reason === 'timeout') slowOrigins.set(origin, true);
+      if (result.ok) timeoutsInARow.delete(origin);
+      else if (result.reason === 'timeout') timeoutsInARow.set(origin, (timeoutsInARow.get(origin) ?? 0) + 1);
       return result;
     },
     admits(url) {
       const origin = originOf(url);
-      return origin === undefined || slowOrigins.get(origin) !== true || toSlowOrigins < SLOW_ORIGINS_CONCURRENCY;
+      return origin === undefined || !isSlow(origin) || toSlowOrigins < SLOW_ORIGINS_CONCURRENCY;
     },
     close: () => agent.close(),
   };
