@@ -337,15 +337,23 @@ describe('value sets', () => {
   });
 
   // Helm takes a release named 2025; unquoted, its labels and selectors became numbers Kubernetes refuses.
-  it('renders valid objects for a release and Secret names made of digits', async () => {
+  it.each([
+    ['release', ['--set-string', 'nameOverride=2024']],
+    ['fullnameOverride', ['--set-string', 'fullnameOverride=12345', '--set-string', 'nameOverride=2024']],
+  ])('renders valid objects for a %s, chart and Secret names made of digits', async (_label, overrides) => {
     const result = await helm(helmBin, [
       'template', '2025', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true',
       '--set-string', 'nats.existingSecret=1234', '--set-string', 'nats.credsSecret=5678', '--set-string', 'mcp.session.existingSecret=42', '--set-string', 'serviceAccount.name=7', '--set-string', 'imagePullSecrets[0]=9',
+      ...overrides,
     ]);
     const objects = parseManifests(result.stdout, 'digits');
     expect(objects.length).toBeGreaterThan(10);
-    for (const object of objects) validateObject(object);
+    for (const object of objects) {
+      validateObject(object);
+      expect(typeof object.metadata.name).toBe('string');
+    }
     expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/instance']))).toEqual(new Set(['2025']));
+    expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/name']))).toEqual(new Set(['2024']));
   });
 
   it('lets the hub reach private addresses, pods included, exactly when websub.allowPrivateCallbacks lets it call them', async () => {

@@ -19,7 +19,7 @@
 
 {{/* Selector labels: immutable on Deployments, so never the version. */}}
 {{- define "public-reviews.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "public-reviews.name" . }}
+app.kubernetes.io/name: {{ include "public-reviews.name" . | quote }}
 app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end -}}
 
