@@ -113,7 +113,9 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   // applied. The change run last (it may run again after a lost compare-and-set) tells which it was.
   // A write that failed may have landed all the same (NATS answering too late): its retry finds this
   // request's own subscription, which deliveries may have updated since (a failure counted), and
-  // keeps it. (An unsubscribe's mark is the same whenever it is written.)
+  // keeps it. (An unsubscribe's mark is the same whenever it is written. A subscription a 410 removed
+  // meanwhile is gone without a trace, so the retry writes it again; its next notification's 410
+  // removes it once more.)
   let tookEffect = false;
   const unlessSuperseded = (current: SubscriptionRecord | null, next: () => SubscriptionRecord): SubscriptionRecord | undefined => {
     if (current !== null && isSubscription(current) && current.requestedAt === requestedAt && current.verifiedAt === verifiedAt) {

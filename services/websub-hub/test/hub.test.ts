@@ -876,8 +876,7 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
   });
 
   // The review of the retried write: a write NATS carried out but answered too late was retried with
-  // the change that made it, which reset what deliveries had recorded since (or brought back a
-  // subscription a 410 had removed).
+  // the change that made it, which reset what deliveries had recorded since.
   it('a verified write that landed although it failed is not applied again over what deliveries recorded since', async () => {
     const name = 'landed-late';
     const key = subscriptionKey(TOPIC_URLS.reviews, subscriber.url(name));
