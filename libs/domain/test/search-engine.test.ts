@@ -73,6 +73,13 @@ describe('search engine on hand-written reviews', () => {
     expect(search(engine, { query: 'was kind and patient. kindness' }).matched).toBe(0); // never across reviews
   });
 
+  // toLowerCase() writes a capital sigma ending a word as ς: "ΟΔΟΣ" became "οδος", which "οδοστρωση" does not contain.
+  it('matches Greek text whatever form of sigma either side ends a word with', () => {
+    const greek = engineFor(datasetWith([makeReview(6, '2025-04-01', 5, 'Η ΟΔΟΣΤΡΩΣΗ ήταν καλή.'), makeReview(7, '2025-04-02', 5, 'Πολύ καλός.')]));
+    for (const query of ['ΟΔΟΣ', 'οδος', 'οδοσ', 'ΟΔΟΣΤΡΩΣΗ']) expect({ query, found: ids(search(greek, { query }).reviews) }).toEqual({ query, found: [ulidOf(6)] });
+    for (const query of ['ΚΑΛΌΣ', 'καλόσ', 'καλός.']) expect({ query, found: ids(search(greek, { query }).reviews) }).toEqual({ query, found: [ulidOf(7)] });
+  });
+
   it('finds staff by canonical name or alias, case-insensitively, through the analysis', () => {
     for (const name of ['Margaret Ellis', 'maggie', 'MRS ELLIS']) expect(ids(search(engine, { mentions_technician: name }).reviews)).toEqual([ulidOf(4), ulidOf(1)]);
     expect(ids(search(engine, { mentions_technician: 'dan' }).reviews)).toEqual([ulidOf(2)]);

@@ -3,7 +3,7 @@ import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/doc
 import type { DatasetInput } from '../schemas/input.js';
 import type { SearchParams } from '../schemas/search.js';
 import { firstPosition, lowerBound } from './positions.js';
-import { buildTextIndexData, createTextIndex, type TextIndexData } from './text-index.js';
+import { buildTextIndexData, createTextIndex, foldForSearch, type TextIndexData } from './text-index.js';
 
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
@@ -161,7 +161,7 @@ export function createSearchEngine(
     /** Set when the query is checked one text at a time instead of through all its matches. */
     let testQuery: string | undefined;
     if (params.query !== undefined) {
-      const query = params.query.toLowerCase();
+      const query = foldForSearch(params.query);
       // A handful of candidates (date range or another filter) is cheaper to test one by one than finding every text match.
       if (to - from <= TEST_QUERY_BELOW || ranged.some((r) => r.end - r.start <= TEST_QUERY_BELOW)) {
         testQuery = query;

@@ -9,7 +9,7 @@
  * for the query's rarest character first rather than its first one (see `testFor`).
  */
 export interface TextIndex {
-  /** Ascending positions of every text containing `lowerQuery`. Remembered for the most recent queries. */
+  /** Ascending positions of every text containing `lowerQuery` (folded by foldForSearch, as the texts are). Remembered for the most recent queries. */
   matches(lowerQuery: string): Int32Array;
   /**
    * Ascending positions of every text that may contain `lowerQuery` (3 characters or more; null
@@ -110,8 +110,17 @@ export interface TextIndexData {
   readonly bitsets: Uint32Array;
 }
 
+/**
+ * How texts and queries are compared: lower case, with the final sigma as a sigma. toLowerCase()
+ * writes a capital Σ ending a word as ς, so the query "ΟΔΟΣ" (οδος) did not find "ΟΔΟΣΤ" (οδοστ).
+ */
+export function foldForSearch(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.includes('ς') ? lower.replaceAll('ς', 'σ') : lower;
+}
+
 export function buildTextIndexData(texts: readonly string[]): TextIndexData {
-  const lowered = texts.map((text) => text.toLowerCase());
+  const lowered = texts.map(foldForSearch);
   const count = lowered.length;
   const wordsPerBitset = Math.ceil(count / 32);
 
@@ -163,7 +172,7 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
   const wordsPerBitset = Math.ceil(count / 32);
   // Lower-cased up front (~20 ms at 100,000 texts): lowering on first use made the first searches
   // after a swap pay for every text they confirm.
-  const lowered = texts.map((text) => text.toLowerCase());
+  const lowered = texts.map(foldForSearch);
 
   const counts = unitCounts(lowered);
 
