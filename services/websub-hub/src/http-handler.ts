@@ -8,6 +8,8 @@ import type { RateDecision } from './rate-limit.js';
 
 /** Form bodies of real subscription requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;
+/** How far past MAX_BODY_BYTES a declared body is still read (and dropped) to keep its connection. */
+const DRAIN_ALLOWANCE_BYTES = 1024 * 1024;
 const OVERLOAD_RETRY_AFTER_SECONDS = 30;
 /** Subscriptions end as their leases run out or subscribers leave: a full hub has room again within hours. */
 const FULL_RETRY_AFTER_SECONDS = 3600;
@@ -91,6 +93,14 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   const body = await readBody(req);
   if (body === null) {
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
+    // A body declared within the allowance is read to its end and dropped, so the connection carries
+    // the next request. Any other is not read further: the connection closes after the 413, and a
+    // client still sending may see it reset instead (draining whatever came kept the hub reading a
+    // declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
+    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) {
+      res.setHeader('Connection', 'close');
+      req.pause();
+    }
     return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);
@@ -191,10 +201,8 @@ class BodyCutOff extends Error {
 
 /**
  * The body, or null as soon as it exceeds MAX_BODY_BYTES; rejects with BodyCutOff when the connection
- * ends first. Past the limit the rest is read and dropped, so the 413 reaches a client still sending
- * and the connection carries its next request. (Leaving it unread stalled that request into a 408;
- * closing instead reset clients mid-upload, which then saw EPIPE rather than the 413.) node:http's
- * request timeout bounds how long a client may go on sending.
+ * ends first. Past the limit what still arrives is dropped (see DRAIN_ALLOWANCE_BYTES): leaving it
+ * unread stalled the connection's next request into a 408.
  */
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {

@@ -182,22 +182,41 @@ describe('synchronous refusals never reach the callback', () => {
   });
 
   // Past its limit the hub used to stop reading the body: the connection's next request stalled 60 s
-  // into a 408. Closing instead reset clients still uploading, which then saw EPIPE, not the 413.
-  it('a body over the limit → 413 while the client is still sending, and the connection carries the next request', async () => {
-    const socket = connect(Number(new URL(hub.url).port), '127.0.0.1');
-    await once(socket, 'connect');
-    const received: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
-    const answers = () => Buffer.concat(received).toString('latin1').match(/HTTP\/1\.1 \d{3}/g) ?? [];
-    const body = `hub.mode=subscribe&x=${'a'.repeat(3_000_000)}`;
-    socket.write(`POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`);
-    socket.write(body.slice(0, 100_000));
-    await waitFor(() => answers().length === 1, 5000, 'the 413 before the body ends');
-    socket.write(body.slice(100_000));
-    socket.write('GET /api/websub/hub HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    await waitFor(() => answers().length === 2, 5000, 'the next request answered on the same connection');
-    socket.destroy();
-    expect(answers()).toEqual(['HTTP/1.1 413', 'HTTP/1.1 405']);
+  // into a 408. Draining whatever came instead kept it reading a declared terabyte for a minute.
+  describe('a body over the limit', () => {
+    const opened = async () => {
+      const socket = connect(Number(new URL(hub.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      socket.on('error', () => undefined); // writing after the hub closed
+      const text = () => Buffer.concat(received).toString('latin1');
+      return { socket, text, answers: () => text().match(/HTTP\/1\.1 \d{3}/g) ?? [] };
+    };
+    const post = (length: number) => `POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${length}\r\n\r\n`;
+
+    it('declared within the allowance → 413 while the client still sends, the rest dropped, and the connection carries the next request', async () => {
+      const { socket, answers } = await opened();
+      const body = `hub.mode=subscribe&x=${'a'.repeat(500_000)}`;
+      socket.write(post(body.length));
+      socket.write(body.slice(0, 100_000));
+      await waitFor(() => answers().length === 1, 5000, 'the 413 before the body ends');
+      socket.write(body.slice(100_000));
+      socket.write('GET /api/websub/hub HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await waitFor(() => answers().length === 2, 5000, 'the next request answered on the same connection');
+      socket.destroy();
+      expect(answers()).toEqual(['HTTP/1.1 413', 'HTTP/1.1 405']);
+    });
+
+    it('declared beyond it → 413 and the connection closes, the body unread', async () => {
+      const { socket, text, answers } = await opened();
+      const closed = once(socket, 'close');
+      socket.write(post(1_000_000_000_000));
+      socket.write('hub.mode=subscribe&x=' + 'a'.repeat(100_000));
+      await closed;
+      expect(answers()).toEqual(['HTTP/1.1 413']);
+      expect(text()).toMatch(/\r\nconnection: close\r\n/i);
+    });
   });
 
   it('OPTIONS is a CORS preflight: 204 with Allow and the allowed methods, and the POST it clears is readable cross-origin', async () => {
