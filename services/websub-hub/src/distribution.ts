@@ -17,7 +17,7 @@ const SNAPSHOT_LAG_RETRY_MS = 250;
 const NO_SNAPSHOT_RETRY_MS = 1_000;
 /** A delivery the origin's busy connections kept from being sent goes back in the queue this long. */
 const ORIGIN_BUSY_RETRY_MS = 1_000;
-/** A job for a callback whose origin is slow (timed out twice in a row) while slow origins have their share of workers: asks again no sooner. */
+/** A job for a callback whose origin is slow (still timing out a timeout after it began to) while slow origins have their share of workers: asks again no sooner. */
 const SLOW_ORIGIN_RETRY_MS = 5_000;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
 const SNAPSHOT_LAG_GIVE_UP_MS = 5 * 60_000;
@@ -191,7 +191,7 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
   // Its callback's origin stopped answering in time and others like it hold their share of the workers: the
   // job goes back, with nothing written, rather than hold a worker everyone else's notifications need.
   if (!outbound.admits(found.callback)) {
-    logger.debug({ subscription: found.key, topic: job.topic, seq: job.seq }, 'notification deferred: its callback origin timed out twice in a row and slow origins have their share of workers');
+    logger.debug({ subscription: found.key, topic: job.topic, seq: job.seq }, 'notification deferred: its callback origin keeps timing out and slow origins have their share of workers');
     return { retryInMs: SLOW_ORIGIN_RETRY_MS };
   }
   const claim: DeliveryClaim = { etag: job.etag, seq: job.seq, token: randomUUID(), until: t + DELIVERY_CLAIM_MS };

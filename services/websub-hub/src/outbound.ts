@@ -56,28 +56,24 @@ export interface OutboundRequest {
 export interface OutboundClient {
   send(req: OutboundRequest): Promise<OutboundResult>;
   /**
-   * False when `url` would be refused as `busy` at once: its origin's last two requests timed out and
-   * SLOW_ORIGINS_CONCURRENCY requests to such origins are already in flight. A caller holding a
-   * worker for it gives the work back instead, before writing anything.
+   * False when `url` would be refused as `busy` at once: its origin is slow (its requests still time
+   * out a whole timeout after the first did) and SLOW_ORIGINS_CONCURRENCY requests to such origins are
+   * already in flight. A caller holding a worker for it gives the work back instead, before writing anything.
    */
   admits(url: string): boolean;
   close(): Promise<void>;
 }
 
 /**
- * Requests at once to origins whose last two requests timed out, all such origins together. A callback
+ * Requests at once to slow origins (timing out for longer than a timeout), all together. A callback
  * that accepts connections and never answers (a tarpit, or a subscriber gone dark) holds a worker for
  * the whole timeout; without this bound a few such origins, or many on one attacker's wildcard DNS,
  * held every delivery worker while the notifications to everyone else waited.
  */
 export const SLOW_ORIGINS_CONCURRENCY = 8;
-/** Origins remembered with their timeouts in a row; the oldest is forgotten first, so an attacker's churn cannot grow it. */
+/** Origins remembered while their requests time out; the oldest is forgotten first, so an attacker's churn cannot grow it. */
 const SLOW_ORIGINS_REMEMBERED = 10_000;
-/**
- * Timeouts in a row that make an origin slow. A subscriber's one hiccup must not put it among the
- * tarpits, behind them for the few slots they share (a review measured 57 s instead of 1.6 s).
- */
-const TIMEOUTS_MAKING_SLOW = 2;
+
 
 const BLOCKED = 'E_WEBSUB_BLOCKED_DESTINATION';
 
@@ -121,9 +117,19 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
   };
   const connections = options.connectionsPerOrigin ?? 8;
   const slots = new OriginSlots(connections);
-  /** Per origin, its requests that timed out in a row, until one is answered in time. */
-  const timeoutsInARow = new BoundedLru<number>(SLOW_ORIGINS_REMEMBERED, Number.POSITIVE_INFINITY, () => 0);
-  const isSlow = (origin: string) => (timeoutsInARow.get(origin) ?? 0) >= TIMEOUTS_MAKING_SLOW;
+  /**
+   * Per origin, since when its requests have been timing out (none answered in time since), and whether
+   * it is slow: when a request still times out a whole timeout after the first did. A subscriber's one
+   * hiccup must not put it among the tarpits, behind them for the few slots they share (a review measured
+   * 57 s instead of 1.6 s), and its callbacks notified together time out together, as one hiccup.
+   */
+  const timingOut = new BoundedLru<{ readonly since: number; readonly slow: boolean }>(SLOW_ORIGINS_REMEMBERED, Number.POSITIVE_INFINITY, () => 0);
+  const isSlow = (origin: string) => timingOut.get(origin)?.slow === true;
+  const timedOut = (origin: string) => {
+    const now = performance.now();
+    const since = timingOut.get(origin)?.since ?? now;
+    timingOut.set(origin, { since, slow: now - since >= timeouts.totalMs });
+  };
   let toSlowOrigins = 0;
   const originOf = (url: string) => URL.parse(url)?.origin;
   const agent = new Agent({
@@ -149,8 +155,8 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       } finally {
         if (slow) toSlowOrigins--;
       }
-      if (result.ok) timeoutsInARow.delete(origin);
-      else if (result.reason === 'timeout') timeoutsInARow.set(origin, (timeoutsInARow.get(origin) ?? 0) + 1);
+      if (result.ok) timingOut.delete(origin);
+      else if (result.reason === 'timeout') timedOut(origin);
       return result;
     },
     admits(url) {
