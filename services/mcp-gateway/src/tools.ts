@@ -4,6 +4,7 @@ import {
   ASPECTS,
   AspectInsight,
   FaqEntry,
+  foldForSearch,
   InsightsDocument,
   Review,
   ReviewsDocument,
@@ -171,8 +172,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: z.strictObject({ query: searchParamsShape.query.unwrap().describe('Case-insensitive text to look for in questions and answers.').optional() }),
     output: z.strictObject({ faq: z.array(FaqEntry) }),
     run: (snapshot, { query }) => {
-      const needle = query?.toLowerCase();
-      const faq = snapshot.insightsDocument.faq.filter((entry) => needle === undefined || `${entry.question}\n${entry.answer}`.toLowerCase().includes(needle));
+      // Folded as search_reviews folds (a final sigma is a sigma).
+      const needle = query === undefined ? undefined : foldForSearch(query);
+      const faq = snapshot.insightsDocument.faq.filter((entry) => needle === undefined || foldForSearch(`${entry.question}\n${entry.answer}`).includes(needle));
       return found({ faq });
     },
   }),

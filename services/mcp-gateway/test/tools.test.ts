@@ -5,6 +5,7 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { ASPECTS, buildSnapshotFromInput, SearchParams, searchParamsShape, type SearchParamsInput, type Snapshot } from '@reviews/domain';
 import { buildDataset } from '../../../libs/domain/test/fixtures.js';
 import { BASE_URL, connectClient, fixtureSnapshot, startGateway, type RunningGateway } from './helpers.js';
+import { TOOLS } from '../src/tools.js';
 
 const TOOL_NAMES = [
   'get_business',
@@ -370,5 +371,20 @@ describe('MCP gateway before the first dataset is loaded', () => {
 
   it('answers resources/read with -32002 rather than a server error', async () => {
     await expect(client.readResource({ uri: `${BASE_URL}/reviews.json` })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/^MCP error -32002: The reviews dataset is not loaded yet/) });
+  });
+});
+
+// toLowerCase() writes a capital Σ ending a word as ς: get_faq now folds as search_reviews does.
+describe('get_faq on Greek text', () => {
+  it('finds a question whatever form of sigma the query ends a word with', () => {
+    const input = buildDataset();
+    const [first] = input.analysis.faq;
+    if (!first) throw new Error('the fixture has an FAQ entry');
+    input.analysis.faq = [{ ...first, question: 'Πώς ήταν η ΟΔΟΣΤΡΩΣΗ;' }];
+    const snapshot = buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date('2025-07-01T12:00:00Z') });
+    const faq = TOOLS.find((tool) => tool.name === 'get_faq')!;
+    for (const query of ['ΟΔΟΣ', 'οδος', 'οδοσ']) {
+      expect({ query, outcome: faq.run(snapshot, { query } as never) }).toMatchObject({ query, outcome: { ok: true, value: { faq: [expect.objectContaining({ question: 'Πώς ήταν η ΟΔΟΣΤΡΩΣΗ;' })] } } });
+    }
   });
 });
