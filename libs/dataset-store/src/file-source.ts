@@ -2,8 +2,8 @@ import { constants, watch, type FSWatcher, type Stats } from 'node:fs';
 import { open, readlink, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
-import { Counter, type Logger, type Registry } from '@reviews/runtime';
-import { MAX_DATASET_BYTES, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
+import type { Logger, Registry } from '@reviews/runtime';
+import { datasetLoadFailures, MAX_DATASET_BYTES, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 export interface FileSourceOptions {
   readonly logger: Logger;
@@ -195,10 +195,8 @@ export class FileDatasetSource implements DatasetSource {
     this.#countRefusal(reason, 1);
   }
 
-  /** dataset_load_failures_total, which the follower registers before it subscribes. */
   #countRefusal(reason: FileRefusalReason, by: number): void {
-    const failures = this.#metrics?.registry.getSingleMetric('dataset_load_failures_total');
-    if (failures instanceof Counter) (failures as Counter<'service' | 'reason'>).inc({ service: this.#metrics!.service, reason }, by);
+    if (this.#metrics) datasetLoadFailures(this.#metrics.registry)?.inc({ service: this.#metrics.service, reason }, by);
   }
 
   async #readAndDeliver(onDataset: OnDataset): Promise<void> {

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
-import { contextFromTraceparent, Counter, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry } from '@reviews/runtime';
+import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
 import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
-import type { DatasetSource, PublishedDataset, SourceHealth, SourceRefusal } from './source.js';
+import { datasetLoadFailures, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
 const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_object', 'digest_mismatch'] as const;
@@ -74,7 +74,7 @@ export class NatsDatasetSource implements DatasetSource {
   subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
     if (this.running) throw new Error('NatsDatasetSource.subscribe() may be called once');
     // Its series start at 0, so that an alert on their increase sees a pod's first refusal.
-    for (const reason of NATS_REFUSAL_REASONS) this.loadFailures()?.inc({ service: this.options.service, reason }, 0);
+    for (const reason of NATS_REFUSAL_REASONS) datasetLoadFailures(this.options.registry)?.inc({ service: this.options.service, reason }, 0);
     const initial = deferred();
     this.running = this.run(onDataset, initial);
     return initial.promise;
@@ -275,13 +275,7 @@ export class NatsDatasetSource implements DatasetSource {
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {
     this.options.logger.error({ ...context, reason, bucket: POINTER_BUCKET }, `dataset refused, keeping the previous one: ${problem}`);
     this.lastRefusal = { at: performance.now(), summary: `dataset pointer refused (${reason}): ${problem}` };
-    this.loadFailures()?.inc({ service: this.options.service, reason });
-  }
-
-  /** dataset_load_failures_total, which the follower registers before it subscribes. */
-  private loadFailures(): Counter<'service' | 'reason'> | null {
-    const failures = this.options.registry.getSingleMetric('dataset_load_failures_total');
-    return failures instanceof Counter ? (failures as Counter<'service' | 'reason'>) : null;
+    datasetLoadFailures(this.options.registry)?.inc({ service: this.options.service, reason });
   }
 
   private setConnected(connected: boolean, detail: string): void {

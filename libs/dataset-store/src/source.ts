@@ -1,3 +1,5 @@
+import { Counter, type Registry } from '@reviews/runtime';
+
 /** One published dataset version as the store holds it: the validated input's canonical bytes. */
 export interface PublishedDataset {
   /** Content hash of `bytes` (canonicalBytesVersion in libs/domain). */
@@ -17,6 +19,15 @@ export interface PublishedDataset {
 
 /** Largest dataset either source takes. Far above any real funeral home's reviews. */
 export const MAX_DATASET_BYTES = 256 * 1024 * 1024;
+
+/**
+ * dataset_load_failures_total, which the follower registers before a source subscribes: a source
+ * counts there what it refuses itself, before any build. Null in a registry without it.
+ */
+export function datasetLoadFailures(registry: Registry): Counter<'service' | 'reason'> | null {
+  const failures = registry.getSingleMetric('dataset_load_failures_total');
+  return failures instanceof Counter ? (failures as Counter<'service' | 'reason'>) : null;
+}
 
 export interface SourceHealth {
   /** False while the backing store (NATS) is unreachable; the last snapshot keeps being served. */
