@@ -74,7 +74,6 @@ export const SLOW_ORIGINS_CONCURRENCY = 8;
 /** Origins remembered while their requests time out; the oldest is forgotten first, so an attacker's churn cannot grow it. */
 const SLOW_ORIGINS_REMEMBERED = 10_000;
 
-
 const BLOCKED = 'E_WEBSUB_BLOCKED_DESTINATION';
 
 class BlockedDestinationError extends Error {
@@ -146,7 +145,7 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       if (origin === undefined) return { ok: false, reason: 'network', detail: 'not a URL' };
       const slow = isSlow(origin);
       if (slow) {
-        if (toSlowOrigins >= SLOW_ORIGINS_CONCURRENCY) return { ok: false, reason: 'busy', detail: `${origin} did not answer in time last; ${SLOW_ORIGINS_CONCURRENCY} requests to such origins are in flight` };
+        if (toSlowOrigins >= SLOW_ORIGINS_CONCURRENCY) return { ok: false, reason: 'busy', detail: `${origin} keeps timing out; ${SLOW_ORIGINS_CONCURRENCY} requests to such origins are in flight` };
         toSlowOrigins++;
       }
       let result: OutboundResult;
