@@ -6,7 +6,7 @@ export * from './validate.js';
 export { formatIssuePath } from './issues.js';
 export * from './snapshot.js';
 export * from './search/engine.js';
-export { foldForSearch } from './search/text-index.js';
+export { foldForSearch } from './search/fold.js';
 export * from './derive/reviews-document.js';
 export * from './derive/insights.js';
 export * from './derive/published-part.js';

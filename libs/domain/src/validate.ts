@@ -6,6 +6,7 @@ import { DatasetInput, FaqEntry, LabelledId, PerReviewAnalysis } from './schemas
 import { IsoDateTime, Ulid } from './schemas/primitives.js';
 import { Review } from './schemas/review.js';
 import { sameJsonValue } from './same-json-value.js';
+import { foldForSearch } from './search/fold.js';
 
 export type ValidationResult = { ok: true; input: DatasetInput } | { ok: false; issues: Issue[] };
 
@@ -215,8 +216,8 @@ function knownKeys<T>(items: PartList<T>, keyOf: (item: T) => string): ReadonlyS
 }
 
 /**
- * Ids and labels share one case-insensitive namespace, as `mentions_service` and `get_service` look
- * them up: a label that is another service's id made them answer for the wrong service.
+ * Ids and labels share one case-insensitive namespace (compared as foldForSearch compares them), as
+ * `mentions_service` and `get_service` look them up: a label that is another service's id made them answer for the wrong service.
  */
 function serviceNameIssues(services: DatasetParts['services']): Issue[] {
   const owners = new Map<string, number>();
@@ -224,7 +225,7 @@ function serviceNameIssues(services: DatasetParts['services']): Issue[] {
   services?.forEach((service, index) => {
     if (service === undefined) return;
     for (const field of ['id', 'label'] as const) {
-      const key = service[field].toLowerCase();
+      const key = foldForSearch(service[field]);
       const owner = owners.get(key);
       if (owner === undefined) owners.set(key, index);
       else if (owner !== index) issues.push(customIssue(['business', 'services', index, field], `service ${field} "${service[field]}" already names another service (ids and labels are looked up together, case-insensitive)`));
@@ -239,7 +240,7 @@ function businessIssues({ services, technicians }: DatasetParts): Issue[] {
     // Names and aliases share one case-insensitive namespace: `mentions_technician=<x>` must name one person.
     ...duplicateIssues(
       technicians,
-      (t) => [...new Set([t.name, ...t.aliases].map((name) => name.toLowerCase()))],
+      (t) => [...new Set([t.name, ...t.aliases].map(foldForSearch))],
       (i) => ['business', 'technicians', i],
       'staff name or alias (case-insensitive)',
     ),

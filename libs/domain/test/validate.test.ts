@@ -146,6 +146,17 @@ describe('validateDataset', () => {
     ]);
   });
 
+  it('counts names that differ only in how an accent is encoded as one name, as search looks them up', () => {
+    const issues = issuesAfter((input) => {
+      input.business.services.push({ id: 'velorio', label: 'Velório' }, { id: 'velorio-en-capilla', label: 'Velo\u0301rio' });
+      input.business.technicians.push({ name: 'José Núñez', role: 'Driver', aliases: [] }, { name: 'Jose\u0301 Nu\u0301n\u0303ez', role: 'Driver', aliases: [] });
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'custom', path: ['business', 'services', 4, 'label'] }),
+      expect.objectContaining({ code: 'custom', path: ['business', 'technicians', 4] }),
+    ]);
+  });
+
   // A publisher's audit: a label that was another service's id made search and get_service answer for the wrong one.
   it('rejects a service label that is another service\'s id, or an id that is another\'s label, and accepts a label spelling its own id', () => {
     const issues = issuesAfter((input) => {

@@ -52,7 +52,7 @@ const NoArguments = z.strictObject({});
  * while MCP requires `type: "object"` at the root of an outputSchema.
  */
 const rootObject = <S extends z.ZodObject>(schema: S) => z.strictObject(schema.shape);
-const sameText = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+const sameText = (a: string, b: string) => foldForSearch(a) === foldForSearch(b);
 
 // Lookup arguments share their bounds with the REST search filters they correspond to.
 const staffName = searchParamsShape.mentions_technician.unwrap();

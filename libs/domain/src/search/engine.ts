@@ -3,7 +3,8 @@ import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/doc
 import type { DatasetInput } from '../schemas/input.js';
 import type { SearchParams } from '../schemas/search.js';
 import { firstPosition, lowerBound } from './positions.js';
-import { buildTextIndexData, createTextIndex, foldForSearch, type TextIndexData } from './text-index.js';
+import { foldForSearch } from './fold.js';
+import { buildTextIndexData, createTextIndex, type TextIndexData } from './text-index.js';
 
 /** Read-side queries over one dataset version; indexes are built once in `createSearchEngine`. */
 export interface SearchEngine {
@@ -141,12 +142,12 @@ export function createSearchEngine(
     if (params.rating !== undefined) filters.push(exactRating[params.rating - 1] as PositionFilter);
     if (params.min_rating !== undefined) filters.push(atLeastRating[Math.ceil(params.min_rating) - 1] as PositionFilter);
     if (params.mentions_technician !== undefined) {
-      const technician = technicianByKey.get(params.mentions_technician.toLowerCase());
+      const technician = technicianByKey.get(foldForSearch(params.mentions_technician));
       if (!technician) return undefined;
       filters.push(technicianFilters.get(technician.name) as PositionFilter);
     }
     if (params.mentions_service !== undefined) {
-      const service = serviceByKey.get(params.mentions_service.toLowerCase());
+      const service = serviceByKey.get(foldForSearch(params.mentions_service));
       if (!service) return undefined;
       filters.push(serviceFilters.get(service.id) as PositionFilter);
     }
@@ -204,8 +205,8 @@ export function createSearchEngine(
       return { since: date, matched: to - from, reviews: reviews.slice(from, to) };
     },
     review: (id) => (byId ??= new Map(reviews.map((review) => [review.id, review]))).get(id),
-    technician: (nameOrAlias) => technicianByKey.get(nameOrAlias.toLowerCase()),
-    service: (idOrLabel) => serviceByKey.get(idOrLabel.toLowerCase()),
+    technician: (nameOrAlias) => technicianByKey.get(foldForSearch(nameOrAlias)),
+    service: (idOrLabel) => serviceByKey.get(foldForSearch(idOrLabel)),
   };
 }
 
@@ -214,8 +215,8 @@ function lookupTable<T>(items: readonly T[], keysOf: (item: T) => readonly strin
   const table = new Map<string, T>();
   for (const item of items) {
     for (const key of keysOf(item)) {
-      const lower = key.toLowerCase();
-      if (!table.has(lower)) table.set(lower, item);
+      const folded = foldForSearch(key);
+      if (!table.has(folded)) table.set(folded, item);
     }
   }
   return table;

@@ -1,3 +1,5 @@
+import { foldForSearch } from './fold.js';
+
 /**
  * Case-insensitive substring search over the review texts (positions = newest-first order).
  *
@@ -108,15 +110,6 @@ export interface TextIndexData {
   readonly listStart: Int32Array;
   readonly lists: Int32Array;
   readonly bitsets: Uint32Array;
-}
-
-/**
- * How texts and queries are compared: lower case, with the final sigma as a sigma. toLowerCase()
- * writes a capital Σ ending a word as ς, so the query "ΟΔΟΣ" (οδος) did not find "ΟΔΟΣΤ" (οδοστ).
- */
-export function foldForSearch(text: string): string {
-  const lower = text.toLowerCase();
-  return lower.includes('ς') ? lower.replaceAll('ς', 'σ') : lower;
 }
 
 export function buildTextIndexData(texts: readonly string[]): TextIndexData {
