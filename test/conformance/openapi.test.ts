@@ -1,16 +1,26 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
 import { send, startStandalone, type Standalone } from './harness.js';
 
 /** GET /.well-known/openapi.json against what the running service answers, method by method. */
 let server: Standalone;
 let paths: Record<string, Record<string, Operation | undefined>>;
+let ajv: Ajv2020;
 beforeAll(async () => {
   server = await startStandalone();
-  paths = ((await send('GET', `${server.baseUrl}/.well-known/openapi.json`)).json() as { paths: typeof paths }).paths;
+  const document = (await send('GET', `${server.baseUrl}/.well-known/openapi.json`)).json() as { paths: typeof paths };
+  paths = document.paths;
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  // ajv-formats is CommonJS: under NodeNext its default export is the module object.
+  formats.default(ajv);
+  ajv.addSchema(document, 'openapi.json');
 }, 30_000);
 afterAll(() => server.stop());
 
-type Operation = { responses: Record<string, { headers?: Record<string, unknown> } | undefined> };
+type Response = { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, unknown> };
+type Operation = { responses: Record<string, Response | undefined> };
 
 /** A concrete path for a template: the one templated path takes a date. */
 const concrete = (template: string) => template.replace('{date}', '2026-01-01');
@@ -51,4 +61,53 @@ describe('the documented request-target errors', () => {
       expect(res.json()).toEqual({ error: 'bad_request', message: expect.stringContaining('request query'), issues: [{ code: 'custom', path: ['query'], message: expect.any(String) }] });
     }
   });
+});
+
+/** One request written as raw bytes on its own connection (a request line node:http would not send), answered whole. */
+function rawExchange(url: string, request: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(answer.slice(9, 12)), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(request.slice(0, 40))}`)));
+    socket.end(request);
+  });
+}
+
+/** What the server refuses before routing, whatever the path and method (libs/runtime http/server.ts). */
+const REFUSALS_BEFORE_ROUTING = [
+  { status: 400, why: 'a query escape without two hex digits', request: (method: string, path: string) => `${method} ${path}?%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n` },
+  { status: 414, why: 'a target over 8 KiB', request: (method: string, path: string) => `${method} ${path}?${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n` },
+  { status: 417, why: 'an Expect other than 100-continue', request: (method: string, path: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nExpect: nope\r\nConnection: close\r\n\r\n` },
+  { status: 431, why: 'a header block over 16 KiB', request: (method: string, path: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17_000)}\r\nConnection: close\r\n\r\n` },
+  { status: 501, why: 'a transfer coding other than chunked', request: (method: string, path: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n0\r\n\r\n` },
+  { status: 505, why: 'HTTP/2.0 on a text connection', request: (method: string, path: string) => `${method} ${path} HTTP/2.0\r\nHost: x\r\n\r\n` },
+];
+
+describe('the refusals before routing, on every operation', () => {
+  it('each is a status the operation declares, with a body its schema for that status describes', async () => {
+    // The body schema's place in the document: in the shared response it refers to, or in the operation.
+    const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+    const schemaAt = (template: string, method: string, status: number, response: Response) =>
+      `openapi.json#${response.$ref?.slice(1) ?? `/paths/${pointer(template)}/${method}/responses/${status}`}/content/application~1json/schema`;
+    let checked = 0;
+    for (const [template, item] of Object.entries(paths)) {
+      for (const method of METHODS.map((m) => m.toLowerCase()).filter((m) => item[m] !== undefined)) {
+        for (const refusal of REFUSALS_BEFORE_ROUTING) {
+          const answer = await rawExchange(server.baseUrl, refusal.request(method.toUpperCase(), concrete(template)));
+          const response = item[method]?.responses[String(answer.status)];
+          expect({ method, template, refusal: refusal.why, status: answer.status, declared: response !== undefined }).toEqual({ method, template, refusal: refusal.why, status: refusal.status, declared: true });
+          if (method === 'head' || response === undefined) continue;
+          const validate = ajv.compile({ $ref: schemaAt(template, method, answer.status, response) });
+          expect({ method, template, refusal: refusal.why, valid: validate(JSON.parse(answer.body)) || ajv.errorsText(validate.errors) }).toEqual({ method, template, refusal: refusal.why, valid: true });
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  }, 60_000);
 });

@@ -78,6 +78,8 @@ const RESPONSES: Record<string, Json> = {
   UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
   ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', content: JSON_ERROR },
   HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
+  TransferCodingNotImplemented: { description: 'Not Implemented: a `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1).', content: JSON_ERROR },
+  HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', content: JSON_ERROR },
   Preflight: {
     description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
     headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', schema: { type: 'string' } } },
@@ -204,15 +206,27 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
   };
 }
 
-/** What the HTTP server answers for any path before routing (libs/runtime http/server.ts). */
-const TARGET_ERRORS: Json = { '414': ref.response('UriTooLong'), '417': ref.response('ExpectationFailed'), '431': ref.response('HeadersTooLarge') };
+/** What the HTTP server answers on any path before routing (libs/runtime http/server.ts), besides a 400 for a malformed target. */
+const TARGET_ERRORS: Json = {
+  '414': ref.response('UriTooLong'),
+  '417': ref.response('ExpectationFailed'),
+  '431': ref.response('HeadersTooLarge'),
+  '501': ref.response('TransferCodingNotImplemented'),
+  '505': ref.response('HttpVersionNotSupported'),
+};
 
 /** The methods of every read path and probe: what `Allow` lists there. */
 const READ_METHODS = 'GET, HEAD, OPTIONS';
 
 /** OPTIONS on a path: the CORS preflight. */
 function preflightOperation(operationId: string, tag: string, methods = READ_METHODS): Json {
-  return { tags: [tag], operationId, summary: 'CORS preflight', description: `Answers 204 with the allowed methods (\`${methods}\`); other methods on this path get 405 with \`Allow\`.`, responses: { '204': ref.response('Preflight') } };
+  return {
+    tags: [tag],
+    operationId,
+    summary: 'CORS preflight',
+    description: `Answers 204 with the allowed methods (\`${methods}\`); other methods on this path get 405 with \`Allow\`.`,
+    responses: { '204': ref.response('Preflight'), '400': ref.response('BadRequestTarget'), ...TARGET_ERRORS },
+  };
 }
 
 function readPaths(urls: PublicUrls): Record<string, Json> {
@@ -261,7 +275,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       description: [
         'The HTTP twin of the MCP tool `search_reviews`; both take the same parameters.',
         String(SearchParams.meta()?.description ?? ''),
-        'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case. `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400; an empty result is still a 200.',
+        'Text matching (`query`, `mentions_technician`, `mentions_service`) ignores letter case, and canonically equivalent spellings match (both sides are compared in Unicode NFC: `cafe` followed by U+0301 finds `café`). `since` and `until` are inclusive and must be real calendar dates; `since` after `until` is a 400. Unknown or repeated parameters are a 400; an empty result is still a 200.',
       ].join(' '),
       queryParameters: parametersFrom(SearchParams, 'query'),
       content: json('SearchResult'),
@@ -316,6 +330,16 @@ function jsonRpcError(description: string, code: number, message: string): Json 
   return { description, content: { 'application/json': { schema: ref.schema('JsonRpcResponse'), example: { jsonrpc: '2.0', id: null, error: { code, message } } } } };
 }
 
+/** A 400 that may also come before routing (a malformed request target or `Host`), as the JSON error envelope. */
+function orRefusedTarget(response: Json): Json {
+  const content = response.content as Record<string, Json>;
+  const json = content['application/json'];
+  return {
+    description: `${String(response.description)} A malformed request target or \`Host\` is refused before routing, with the JSON error envelope.`,
+    content: { ...content, 'application/json': { ...json, schema: json === undefined ? ref.schema('Error') : { oneOf: [json.schema, ref.schema('Error')] } } },
+  };
+}
+
 function mcpPath(): Json {
   const notAllowed = (operationId: string, summary: string): Json => ({
     tags: ['mcp'],
@@ -327,6 +351,8 @@ function mcpPath(): Json {
         ...jsonRpcError('Method Not Allowed: the endpoint accepts POST only.', -32000, 'Method Not Allowed: this MCP endpoint accepts POST only'),
         headers: { Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` } },
       },
+      '400': ref.response('BadRequestTarget'),
+      ...TARGET_ERRORS,
     },
   });
   return {
@@ -378,16 +404,19 @@ function mcpPath(): Json {
           content: { 'application/json': { schema: ref.schema('McpResponseBody') } },
         },
         '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
-        '400': jsonRpcError(
-          'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
-          -32000,
-          'Bad Request: Mcp-Session-Id header is required; send initialize first',
+        '400': orRefusedTarget(
+          jsonRpcError(
+            'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
+            -32000,
+            'Bad Request: Mcp-Session-Id header is required; send initialize first',
+          ),
         ),
         '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
         '413': jsonRpcError('Payload Too Large: the body exceeds 64 KiB.', -32600, 'Payload Too Large'),
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
         '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
+        ...TARGET_ERRORS,
       },
     },
     get: notAllowed('mcpGetNotAllowed', 'No server-initiated stream'),
@@ -406,6 +435,8 @@ function mcpPath(): Json {
           },
         },
         '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
+        '400': ref.response('BadRequestTarget'),
+        ...TARGET_ERRORS,
       },
     },
     delete: notAllowed('mcpDeleteNotAllowed', 'No explicit session termination'),
@@ -428,7 +459,7 @@ function hubPath(urls: PublicUrls): Json {
       requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref.schema('WebSubSubscriptionRequest') } } },
       responses: {
         '202': { description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
-        '400': { description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long).', content: TEXT_PLAIN('hub.callback: must be an https: URL') },
+        '400': orRefusedTarget({ description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
         '413': { description: 'Payload Too Large: the form exceeds 16 KiB.', content: TEXT_PLAIN('The body must be at most 16384 bytes.') },
         '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
         '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
@@ -437,6 +468,7 @@ function hubPath(urls: PublicUrls): Json {
           headers: { 'Retry-After': RETRY_AFTER },
           content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.'),
         },
+        ...TARGET_ERRORS,
       },
       callbacks: {
         verification: {
@@ -486,6 +518,8 @@ function hubPath(urls: PublicUrls): Json {
       description: 'Subscription requests are form-encoded POSTs; every other method but the OPTIONS preflight gets 405.',
       responses: {
         '405': { description: 'Method Not Allowed: only POST.', headers: { Allow: { ...ref.header('Allow'), description: `\`${HUB_METHODS}\`` } }, content: TEXT_PLAIN('Only POST is served here: subscribe or unsubscribe with a form-encoded POST.') },
+        '400': ref.response('BadRequestTarget'),
+        ...TARGET_ERRORS,
       },
     },
     options: preflightOperation('webSubHubPreflight', 'websub', HUB_METHODS),
@@ -519,6 +553,8 @@ export function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown> 
     openapi: OPENAPI_VERSION,
     info: { title: 'Public Reviews Service', version: API_VERSION, description: INFO_DESCRIPTION },
     servers: [{ url: urls.base }],
+    // No authentication anywhere, said in the document rather than left out.
+    security: [],
     tags: [
       { name: 'datasets', description: 'The full reviews and insights datasets.' },
       { name: 'reviews', description: 'Filtered views of the reviews.' },
