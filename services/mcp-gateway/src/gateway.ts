@@ -225,6 +225,9 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
 
   const app = express();
   app.disable('x-powered-by');
+  // One endpoint path (MCP 2025-06-18 transports): express would also match /MCP and /mcp/.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   const route = app.route(MCP_PATH);
 
   route.all((req: Request, res: Response, next: NextFunction) => {

@@ -646,8 +646,9 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.headers.get('allow')).toBe('POST, OPTIONS');
   });
 
-  it('answers other paths with the JSON 404 envelope', async () => {
-    const response = await fetch(gateway.url.replace(/\/mcp$/, '/elsewhere'), { method: 'POST', headers: MCP_HEADERS, body: '{}' });
+  // The MCP audit: express matched /MCP and /mcp/ as /mcp, serving a second endpoint (2025-06-18: "a single HTTP endpoint path").
+  it.each(['/elsewhere', '/MCP', '/mcp/', '/Mcp'])('answers other paths with the JSON 404 envelope: %s', async (path) => {
+    const response = await fetch(gateway.url.replace(/\/mcp$/, path), { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(initializeBody()) });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: 'not_found' });
   });
