@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, formatIssuePath, lastModifiedAfter, withLateBrotli, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
@@ -105,9 +105,12 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
    * The heavy part runs on the build worker; only the search indexes are built on this thread. While
    * a snapshot is served, the new one is swapped in before its new bodies' brotli variants are made
    * (`lateBrotli`; ADR 0007): a client accepting br gets gzip meanwhile.
+   *
+   * Last-Modified is per document: a document whose bytes the new version leaves unchanged stays the
+   * served representation (date, variants and all), the changed ones are dated after every date served.
    */
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
-    const lastModified = lastModifiedAfter(dataset.publishedAt, current?.representations.reviews.lastModifiedMs ?? null, Date.now());
+    const lastModified = lastModifiedAfter(dataset.publishedAt, current ? latestLastModifiedMs(current.representations) : null, Date.now());
     const outcome = await builder.build(
       { bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, lastModified, deferBrotli: current !== null },
       current,
@@ -118,7 +121,10 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
     await yieldToRequests();
     await yieldToRequests();
     try {
-      return { ok: true, snapshot: assembleSnapshot(outcome.content), lateBrotli: outcome.lateBrotli ?? null };
+      // Against the snapshot served now (the previous version's late brotli, if any, already joined
+      // it): the snapshot returned is the one swapped in and completed by addLateBrotli.
+      const representations = keepUnchangedRepresentations(outcome.content.representations, current?.representations ?? null);
+      return { ok: true, snapshot: assembleSnapshot({ ...outcome.content, representations }), lateBrotli: outcome.lateBrotli ?? null };
     } catch (error) {
       return buildError(error);
     }

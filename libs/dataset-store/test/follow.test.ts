@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
-import { buildSnapshotFromInput, contentHash, datasetVersion, type Snapshot } from '@reviews/domain';
+import { buildSnapshotFromInput, contentHash, datasetVersion, type DatasetInput, type Snapshot } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
 import { FileDatasetSource, followSnapshots, type DatasetSource, type PublishedDataset, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
@@ -160,6 +160,69 @@ describe('followSnapshots', () => {
     expect(Date.parse(second.lastModified)).toBe(second.lastModifiedMs);
     expect(second.lastModifiedShared).toBe(false);
     expect(follower.current()!.publishedAt).toEqual(new Date('2025-06-01T00:00:00Z'));
+  });
+
+  /** A follower fed by the test, each version stamped with the publish time the test gives. */
+  async function handFedFollower() {
+    let deliver: (dataset: PublishedDataset) => Promise<void> | void = () => undefined;
+    const handFed: DatasetSource = {
+      subscribe: async (onDataset) => {
+        deliver = onDataset;
+      },
+      health: () => ({ connected: true, detail: 'fed by the test' }),
+      close: async () => undefined,
+    };
+    const { logger } = capturingLogger();
+    const follower = await followSnapshots(handFed, { baseUrl: BASE_URL, logger, metrics: createMetrics(), service: 'test' });
+    cleanup = () => follower.close();
+    const publish = async (input: DatasetInput, publishedAt: Date) => {
+      const bytes = Buffer.from(JSON.stringify(input));
+      const version = contentHash(bytes).slice(0, 32);
+      await deliver({ version, publishedAt, bytes, canonical: false, traceparent: null });
+      await waitFor(() => follower.current()?.version === datasetVersion(input), 5000, `the version published at ${publishedAt.toISOString()}`);
+      return follower.current()!;
+    };
+    return { follower, publish };
+  }
+
+  const NAMES = ['reviews', 'insights', 'feedJson', 'feedAtom', 'openapi'] as const;
+  /** The same dataset with only its analysis summary changed: insights.json changes, nothing else does. */
+  const withSummary = (input: DatasetInput, summary: string): DatasetInput => ({ ...input, analysis: { ...input.analysis!, summary } });
+
+  // RFC 9110 §8.8.2: Last-Modified is when the representation was last modified, not when the dataset was.
+  it('keeps the served representation, Last-Modified and all, of every document a new version leaves unchanged', async () => {
+    const { follower, publish } = await handFedFollower();
+    const input = buildDataset({ reviews: 40, seed: 1 });
+    const first = (await publish(input, new Date('2026-01-01T00:00:00Z'))).representations;
+    const second = (await publish(withSummary(input, 'Families praise the chapel.'), new Date('2026-02-01T00:00:00Z'))).representations;
+    expect(second.insights.identity.etag).not.toBe(first.insights.identity.etag);
+    expect(second.insights.lastModified).toBe('Sun, 01 Feb 2026 00:00:00 GMT');
+    for (const name of ['reviews', 'feedJson', 'feedAtom', 'openapi'] as const) {
+      expect(second[name]).toBe(first[name]);
+      expect(second[name].lastModified).toBe('Thu, 01 Jan 2026 00:00:00 GMT');
+    }
+    // Once the new version's late brotli variants joined it, the kept representations are still the ones served.
+    await waitFor(() => NAMES.every((name) => follower.current()!.representations[name].br !== null), 5000, 'the brotli variants');
+    for (const name of ['reviews', 'feedJson', 'feedAtom', 'openapi'] as const) expect(follower.current()!.representations[name]).toBe(first[name]);
+    expect(follower.current()!.representations.insights.lastModified).toBe('Sun, 01 Feb 2026 00:00:00 GMT');
+  });
+
+  it('dates the changed documents of a version stamped earlier than the last after every date served, not only reviews.json', async () => {
+    const { publish } = await handFedFollower();
+    const input = buildDataset({ reviews: 40, seed: 1 });
+    await publish(input, new Date('2026-01-01T00:00:00Z'));
+    // insights.json moves to February, reviews.json stays dated January.
+    const second = (await publish(withSummary(input, 'Families praise the chapel.'), new Date('2026-02-01T00:00:00Z'))).representations;
+    expect(second.reviews.lastModified).toBe('Thu, 01 Jan 2026 00:00:00 GMT');
+    const served = Math.max(...NAMES.map((name) => second[name].lastModifiedMs));
+    // Stamped between the two: a client holding February's insights must not get a 304 for the new ones.
+    const third = (await publish(buildDataset({ reviews: 40, seed: 2 }), new Date('2026-01-15T00:00:00Z'))).representations;
+    for (const name of ['reviews', 'insights', 'feedJson', 'feedAtom'] as const) {
+      expect(third[name].identity.etag).not.toBe(second[name].identity.etag);
+      expect(third[name].lastModifiedMs).toBeGreaterThan(served);
+      expect(third[name].lastModifiedMs).toBeLessThanOrEqual(Date.now());
+    }
+    expect(third.openapi).toBe(second.openapi);
   });
 
   it('keeps the old snapshot when the new file is not JSON', async () => {

@@ -123,6 +123,35 @@ export function withLateBrotli(snapshot: Snapshot, brotliByHash: ReadonlyMap<str
   return { ...snapshot, representations, topic: (name) => representations[name] };
 }
 
+/**
+ * A new version's representations, each whose bytes equal the one served (same identity ETag) kept
+ * as the served one: its Last-Modified stays the time its bytes last changed (RFC 9110 §8.8.2), so
+ * If-Modified-Since revalidates it to 304 across versions that did not change it. The kept object
+ * also keeps its brotli variant; when it has none (its version's late brotli never came) and the
+ * new build made one, it gets that one. `withLateBrotli` only adds missing variants, so it never
+ * replaces a kept representation by a variant-less one.
+ */
+export function keepUnchangedRepresentations(next: SnapshotRepresentations, served: SnapshotRepresentations | null): SnapshotRepresentations {
+  if (served === null) return next;
+  const keep = (fresh: Representation, old: Representation): Representation => {
+    if (fresh.identity.etag !== old.identity.etag) return fresh;
+    return old.br === null && fresh.br !== null ? { ...old, br: fresh.br } : old;
+  };
+  return {
+    reviews: keep(next.reviews, served.reviews),
+    insights: keep(next.insights, served.insights),
+    feedJson: keep(next.feedJson, served.feedJson),
+    feedAtom: keep(next.feedAtom, served.feedAtom),
+    openapi: keep(next.openapi, served.openapi),
+  };
+}
+
+/** The latest Last-Modified (ms) among a snapshot's representations: what a new version must be dated after. */
+export function latestLastModifiedMs(representations: SnapshotRepresentations): number {
+  const { reviews, insights, feedJson, feedAtom, openapi } = representations;
+  return Math.max(reviews.lastModifiedMs, insights.lastModifiedMs, feedJson.lastModifiedMs, feedAtom.lastModifiedMs, openapi.lastModifiedMs);
+}
+
 export function buildSnapshotFromInput(input: DatasetInput, options: SnapshotOptions): Snapshot {
   return assembleSnapshot(buildSnapshotContent(input, options));
 }

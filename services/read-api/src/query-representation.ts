@@ -16,13 +16,26 @@ const ALL_CODINGS: ReadonlySet<ContentCoding> = new Set(['identity', 'gzip', 'br
 const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
 
 /**
+ * A result's Last-Modified: results depend on reviews.json and on insights.json (the per-review
+ * analysis behind mentions_technician, mentions_service), each dated when its bytes last changed,
+ * so the later of the two; a second both share is shared when either says so.
+ */
+function resultLastModified(snapshot: Snapshot): Pick<Representation, 'lastModified' | 'lastModifiedMs' | 'lastModifiedShared'> {
+  const { reviews, insights } = snapshot.representations;
+  if (reviews.lastModifiedMs === insights.lastModifiedMs) {
+    return { lastModified: reviews.lastModified, lastModifiedMs: reviews.lastModifiedMs, lastModifiedShared: reviews.lastModifiedShared || insights.lastModifiedShared };
+  }
+  return reviews.lastModifiedMs > insights.lastModifiedMs ? reviews : insights;
+}
+
+/**
  * A representation for a query result (search, since), with the identity body only: most results
  * are asked for by one client with one coding, so compressed variants are added by `withVariantFor`
  * when a request negotiates them. ETags follow the documents' scheme: hash of the bytes, one suffix per coding.
  */
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const { lastModified, lastModifiedMs, lastModifiedShared } = snapshot.representations.reviews;
+  const { lastModified, lastModifiedMs, lastModifiedShared } = resultLastModified(snapshot);
   return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, lastModifiedShared, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
 }
 

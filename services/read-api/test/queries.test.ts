@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
-import type { Review } from '@reviews/domain';
+import { keepUnchangedRepresentations, type Review } from '@reviews/domain';
 import { close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, snapshotOf, startTestApi, type TestApi } from './helpers.js';
 import { buildDataset, SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
 
@@ -147,6 +147,34 @@ describe('GET /api/reviews/search', () => {
     const reordered = await request(url).get('/api/reviews/search?limit=3&rating=5').set('If-None-Match', etag);
     expect(reordered.status).toBe(304);
     expect(reordered.text ?? '').toBe('');
+  });
+
+  // Results depend on insights.json too (the per-review analysis behind mentions_technician): a
+  // version changing only the analysis keeps reviews.json's date, and must still move the results'.
+  it('dates results by insights.json too: If-Modified-Since is not 304 after only the analysis changed', async () => {
+    const name = TECHNICIANS[2]!.name;
+    const query = `/api/reviews/search?mentions_technician=${encodeURIComponent(name)}&limit=100`;
+    const before = await request(url).get(query);
+    expect(before.headers['last-modified']).toBe(PUBLISHED_AT.toUTCString());
+    const input = buildDataset({ reviews: 120, seed: 11 });
+    const unmentioned = input.reviews.find((r) => input.analysis?.per_review[r.id] && !input.analysis.per_review[r.id]!.technicians.includes(name))!;
+    const analysis = input.analysis!;
+    const perReview = { ...analysis.per_review, [unmentioned.id]: { ...analysis.per_review[unmentioned.id]!, technicians: [name] } };
+    const later = snapshotOf({ ...input, analysis: { ...analysis, per_review: perReview } }, new Date('2025-08-01T00:00:00Z'));
+    // As the follower swaps it in: reviews.json's bytes, so its representation and date, are the served ones.
+    const representations = keepUnchangedRepresentations(later.representations, api.snapshot.representations);
+    expect(representations.reviews).toBe(api.snapshot.representations.reviews);
+    expect(representations.insights.lastModified).toBe('Fri, 01 Aug 2025 00:00:00 GMT');
+    api.serve({ ...later, representations, topic: (topic) => representations[topic] });
+    try {
+      const after = await request(url).get(query).set('If-Modified-Since', PUBLISHED_AT.toUTCString());
+      expect(after.status).toBe(200);
+      expect(after.headers['last-modified']).toBe('Fri, 01 Aug 2025 00:00:00 GMT');
+      expect((after.body as SearchBody).matched).toBe((before.body as SearchBody).matched + 1);
+      expect((await request(url).get(query).set('If-Modified-Since', 'Fri, 01 Aug 2025 00:00:00 GMT')).status).toBe(304);
+    } finally {
+      api.serve(api.snapshot);
+    }
   });
 
   it('HEAD answers headers only', async () => {
