@@ -251,8 +251,7 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
         continue;
       }
       expect(Object.keys(content)).toEqual([res.headers['content-type']]);
-      const schema = content['application/json']?.['schema'] as Json;
-      const validate = ajv.compile({ $ref: `openapi.json${schema['$ref'] as string}` });
+      const validate = ajv.compile({ $ref: `openapi.json#/paths/~1mcp/post/responses/${status}/content/application~1json/schema` });
       if (!validate(res.json())) throw new Error(`/mcp ${status}: ${ajv.errorsText(validate.errors)}`);
     }
   });
@@ -271,7 +270,8 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
       expect([status, res.status]).toEqual([status, status]);
       // The 405 is what any method but POST gets: it is documented on the GET operation.
       const content = responseOf('/api/websub/hub', method.toLowerCase(), status)['content'] as Record<string, Json>;
-      expect(Object.keys(content)).toEqual(['text/plain']);
+      // A 400 may also be the JSON envelope of a malformed request target, refused before routing.
+      expect(Object.keys(content)).toContain('text/plain');
       expect(res.headers['content-type']?.split(';')[0]).toBe('text/plain');
     }
   });
