@@ -6,13 +6,15 @@ const Port = z.coerce.number().int().min(0).max(65535);
 const PositiveInt = z.coerce.number().int().positive();
 
 /**
- * WEBSUB_TRUSTED_PROXY_HOPS: digits only (no sign, fraction, hex or exponent that Number() would
- * take), since a miscounted hop lets clients choose the address they are rate-limited by.
+ * WEBSUB_TRUSTED_PROXY_HOPS, MCP_TRUSTED_PROXY_HOPS: digits only (no sign, fraction, hex or exponent
+ * that Number() would take), since a miscounted hop lets clients choose the address they are rate-limited by.
  */
 const ProxyHops = z
   .string()
-  .regex(/^[0-9]+$/, 'must be a whole number of proxies in front of the hub that append to X-Forwarded-For (0: none; rate limits then use the connecting address)')
+  .regex(/^[0-9]+$/, 'must be a whole number of proxies in front of the service that append to X-Forwarded-For (0: none; rate limits then use the connecting address)')
   .transform(Number);
+
+const RequestsPerMinute = z.string().regex(/^[0-9]+$/, 'must be a whole number of requests per minute (0: no limit)').transform(Number);
 
 const DelayList = z
   .string()
@@ -43,6 +45,8 @@ export const EnvSchema = z
     METRICS_PORT: Port.default(9464),
     MCP_SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     MCP_ALLOWED_ORIGINS: z.string().optional(),
+    MCP_RATE_LIMIT_PER_MINUTE: RequestsPerMinute.default(600),
+    MCP_TRUSTED_PROXY_HOPS: ProxyHops.default(0),
     WEBSUB_ALLOW_PRIVATE_CALLBACKS: Bool.default(false),
     WEBSUB_LEASE_DEFAULT_SECONDS: PositiveInt.default(864000),
     WEBSUB_LEASE_MIN_SECONDS: PositiveInt.default(3600),

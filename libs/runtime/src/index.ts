@@ -7,6 +7,8 @@ export * from './http/server.js';
 export { decodeUnreservedEscapes, hexValue } from './http/request-target.js';
 export * from './http/errors.js';
 export * from './http/cors.js';
+export * from './http/client-address.js';
+export * from './http/rate-limit.js';
 export * from './http/negotiate.js';
 export * from './http/conditional.js';
 export * from './http/representation.js';

@@ -61,8 +61,19 @@ describe('WEBSUB_TRUSTED_PROXY_HOPS (how many proxies in front of the hub append
 
   it.each(['-1', '1.5', 'true', 'one', '0x1', ' 1', '1e1'])('refuses %j, naming the variable and what it counts', (value) => {
     expect(() => loadConfig({ WEBSUB_TRUSTED_PROXY_HOPS: value })).toThrow(
-      new ConfigError(['WEBSUB_TRUSTED_PROXY_HOPS: must be a whole number of proxies in front of the hub that append to X-Forwarded-For (0: none; rate limits then use the connecting address)']),
+      new ConfigError(['WEBSUB_TRUSTED_PROXY_HOPS: must be a whole number of proxies in front of the service that append to X-Forwarded-For (0: none; rate limits then use the connecting address)']),
     );
+  });
+});
+
+describe('MCP_RATE_LIMIT_PER_MINUTE and MCP_TRUSTED_PROXY_HOPS', () => {
+  it('default to 600 a minute and the connecting address', () => {
+    expect(loadConfig({})).toMatchObject({ MCP_RATE_LIMIT_PER_MINUTE: 600, MCP_TRUSTED_PROXY_HOPS: 0 });
+    expect(loadConfig({ MCP_RATE_LIMIT_PER_MINUTE: '0', MCP_TRUSTED_PROXY_HOPS: '1' })).toMatchObject({ MCP_RATE_LIMIT_PER_MINUTE: 0, MCP_TRUSTED_PROXY_HOPS: 1 });
+  });
+
+  it.each(['-1', '1.5', 'ten', '6e2'])('refuses %j as a rate, naming the variable', (value) => {
+    expect(() => loadConfig({ MCP_RATE_LIMIT_PER_MINUTE: value })).toThrow(new ConfigError(['MCP_RATE_LIMIT_PER_MINUTE: must be a whole number of requests per minute (0: no limit)']));
   });
 });
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -11,7 +12,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { inRequestSpan, observeRequest, sendNotFound, splitTarget, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import {
+  clientAddress,
+  clientKey,
+  createRateLimiter,
+  inRequestSpan,
+  observeRequest,
+  sendNotFound,
+  splitTarget,
+  UNMATCHED_ROUTE,
+  type Config,
+  type Logger,
+  type Metrics,
+  type RequestHandler,
+} from '@reviews/runtime';
 import { answerBatch, jsonArray, parseBatch } from './batch.js';
 import {
   acceptsMcpResponses,
@@ -51,7 +65,7 @@ const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Proto
 const ALLOWED_METHODS = 'POST, OPTIONS';
 
 export interface McpGatewayDeps {
-  readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS'>;
+  readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS' | 'MCP_RATE_LIMIT_PER_MINUTE' | 'MCP_TRUSTED_PROXY_HOPS'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly snapshots: Pick<SnapshotFollower, 'current'>;
@@ -93,6 +107,27 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
     if (!('id' in response) || response.id !== message.id) return;
     const failed = isJSONRPCErrorResponse(response) || ('result' in response && response.result['isError'] === true);
     metrics.toolCalls.inc({ tool, outcome: failed ? 'error' : 'ok' });
+  };
+}
+
+/**
+ * MCP 2025-06-18 (server/tools, Security): servers MUST rate limit tool invocations. Every POST counts,
+ * whatever it asks (a resources/read of the dataset costs as much as a tool call), per client address
+ * (an IPv6 /64; behind MCP_TRUSTED_PROXY_HOPS proxies, the X-Forwarded-For entry they vouch for), in
+ * each replica. A fifth of the minute's allowance may come at once. True when the request was answered 429.
+ */
+function rateLimitedAnswer(config: McpGatewayDeps['config']): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const perMinute = config.MCP_RATE_LIMIT_PER_MINUTE;
+  if (perMinute === 0) return () => false;
+  const limit = createRateLimiter({ perMinute, burst: Math.max(1, Math.floor(perMinute / 5)) });
+  return (req, res) => {
+    const decision = limit(clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], config.MCP_TRUSTED_PROXY_HOPS)));
+    if (decision.allowed) return false;
+    res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+    // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other is not read.
+    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) res.setHeader('Connection', 'close');
+    rpcError(res, 429, -32000, `Too Many Requests: more than ${perMinute} MCP requests a minute from this client; retry after ${decision.retryAfterSeconds} s`);
+    return true;
   };
 }
 
@@ -319,8 +354,11 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
 
   const sdkPath: RequestHandler = (req, res) => void app(req, res);
   const fastPath = toolCalls === null ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, toolCalls, logger });
+  const serve: RequestHandler = fastPath ? (req, res) => fastPath(req, res, sdkPath) : sdkPath;
+  const limited = rateLimitedAnswer(config);
   return (req, res) => {
-    observeRequest(metrics, SERVICE_NAME, req, res, splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE, logger);
-    inRequestSpan(res, () => (fastPath ? fastPath(req, res, sdkPath) : sdkPath(req, res)));
+    const route = splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE;
+    observeRequest(metrics, SERVICE_NAME, req, res, route, logger);
+    inRequestSpan(res, () => (route === MCP_PATH && req.method === 'POST' && limited(req, res) ? undefined : serve(req, res)));
   };
 }

@@ -74,7 +74,8 @@ describe('POST /mcp HTTP rules', () => {
   const session = () => ({ 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': PROTOCOL_VERSION });
 
   beforeAll(async () => {
-    gateway = await startGateway();
+    // Well over a minute's allowance of requests from one address: the limit has its own suite (rate-limit.test.ts).
+    gateway = await startGateway({ env: { MCP_RATE_LIMIT_PER_MINUTE: '0' } });
     sessionId = await rawSession(gateway.url);
     for (const version of ['2024-11-05', '2025-03-26', '2025-11-25']) negotiated.set(version, await rawSession(gateway.url, version));
     negotiated.set(PROTOCOL_VERSION, sessionId);

@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendPreflight, setCorsHeaders, type Logger, type RequestHandler } from '@reviews/runtime';
-import { clientAddress, clientKey } from './client-address.js';
+import { clientAddress, clientKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
-import type { RateDecision } from './rate-limit.js';
 
 /** Form bodies of real subscription requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;

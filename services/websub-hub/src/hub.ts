@@ -1,6 +1,6 @@
 import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
-import { composeRoutes, inRequestSpan, observeRequest, sendNotFound, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RequestHandler } from '@reviews/runtime';
+import { composeRoutes, createRateLimiter, inRequestSpan, observeRequest, sendNotFound, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RateDecision, type RateLimit, type RequestHandler } from '@reviews/runtime';
 import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
@@ -8,7 +8,6 @@ import { createHubMetrics, type SubscriptionCounts } from './metrics.js';
 import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
 import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
-import { createRateLimiter, type RateDecision, type RateLimit } from './rate-limit.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
 import { isActive, subscriptionKey } from './subscription.js';
 import { createTopicIndex } from './topic-index.js';

@@ -414,6 +414,14 @@ function mcpPath(): Json {
         '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
         '413': jsonRpcError('Payload Too Large: the body exceeds 64 KiB.', -32600, 'Payload Too Large'),
+        '429': {
+          ...jsonRpcError(
+            'Too Many Requests: this client address (an IPv6 /64) sent more POSTs this minute than the replica allows (`MCP_RATE_LIMIT_PER_MINUTE`, default 600, a fifth of them at once), whatever they asked.',
+            -32000,
+            'Too Many Requests: more than 600 MCP requests a minute from this client; retry after 1 s',
+          ),
+          headers: { 'Retry-After': RETRY_AFTER },
+        },
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
         '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
         ...TARGET_ERRORS,

@@ -9,7 +9,7 @@ export type RateDecision = { readonly allowed: true } | { readonly allowed: fals
 /** Above this many tracked keys, full buckets (idle clients) are forgotten. */
 const PRUNE_ABOVE_KEYS = 10_000;
 
-/** Token buckets per key (client address or IPv6 /64, callback host), in process: each hub replica limits on its own. */
+/** Token buckets per key (client address or IPv6 /64, callback host), in process: each replica limits on its own. */
 export function createRateLimiter(limit: RateLimit, now: () => number = Date.now): (key: string) => RateDecision {
   const buckets = new Map<string, { tokens: number; at: number }>();
   const refillPerMs = limit.perMinute / 60_000;

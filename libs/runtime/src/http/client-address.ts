@@ -1,13 +1,13 @@
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { ipLiteral } from './address-policy.js';
 
 /**
  * The client's address (clientKey turns it into the rate limit's key). Each proxy adds the address
  * that connected to it as the last X-Forwarded-For entry, so with `trustedHops` proxies in front of
- * the hub (WEBSUB_TRUSTED_PROXY_HOPS) the client is the entry that many places from the right; everything
+ * the service (WEBSUB_TRUSTED_PROXY_HOPS, MCP_TRUSTED_PROXY_HOPS) the client is the entry that many places from the right; everything
  * further left is whatever the client sent. With no trusted hops, a header too short to hold that
  * entry (the request did not come through every proxy) or an entry that is no IP address, it is the
- * connecting address: trusting the header otherwise would let a client that reaches the hub
+ * connecting address: trusting the header otherwise would let a client that reaches the service
  * directly pick a new identity per request.
  */
 export function clientAddress(socketAddress: string | undefined, forwardedFor: string | readonly string[] | undefined, trustedHops: number): string {
@@ -16,7 +16,9 @@ export function clientAddress(socketAddress: string | undefined, forwardedFor: s
   // node:http joins repeated X-Forwarded-For fields with ", " already; the typings allow a list.
   const entries = (typeof forwardedFor === 'string' ? forwardedFor : forwardedFor.join(',')).split(',');
   const entry = entries.at(-trustedHops);
-  return (entry === undefined ? null : ipLiteral(entry.trim())) ?? peer;
+  // An IPv6 entry may come bracketed, as in a URL.
+  const address = entry?.trim().replace(/^\[(.*)\]$/, '$1');
+  return address !== undefined && isIP(address) !== 0 ? address : peer;
 }
 
 /**
