@@ -15,7 +15,6 @@ import { eventually } from '../support/eventually.js';
  * builds dist first (typecheck = `tsc -b`); when iterating, run `npx tsc -b` before this suite.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'services/standalone/dist/main.js');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 export const SAMPLE_DATASET = join(ROOT, 'data/sample-dataset.json');
 
@@ -113,11 +112,12 @@ export async function startStandalone(env: Record<string, string> = {}, { withDa
   }
 }
 
-/** Runs the standalone entry point until it exits on its own (start-up failures): exit code and stderr. */
-export function runStandaloneToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b)`);
+/** Runs a service's entry point (standalone unless named) until it exits on its own (start-up failures): exit code and stderr. */
+export function runToExit(env: Record<string, string>, name: ServiceName = 'standalone'): Promise<{ code: number | null; stderr: string }> {
+  const main = join(ROOT, `services/${name}/dist/main.js`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: build first (npx tsc -b)`);
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [MAIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(NODE, [main], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

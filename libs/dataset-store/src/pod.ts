@@ -1,4 +1,4 @@
-import { createLogger, createMetrics, loadConfigOrExit, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type Readiness, type RequestHandler } from '@reviews/runtime';
+import { createLogger, createMetrics, loadConfigOrExit, requireBaseUrlWithNats, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type Readiness, type RequestHandler } from '@reviews/runtime';
 import type { SnapshotFollower } from './follower.js';
 import { startFollowingSnapshots } from './follow.js';
 import { FileDatasetSource } from './file-source.js';
@@ -41,6 +41,7 @@ export interface PodOptions {
  */
 export async function runPod(service: string, build: (context: PodContext) => Promise<PodApp> | PodApp, options: PodOptions = {}): Promise<HttpService> {
   const config = loadConfigOrExit(service);
+  if (options.datasetSource !== 'file') await runOrExitOnConfigError(service, () => requireBaseUrlWithNats());
   const logger = createLogger(service, config.LOG_LEVEL);
   const metrics = options.metrics ?? createMetrics(service);
   const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger, metrics: { registry: metrics.registry, service } }) : await openDatasetSource(config, { logger, metrics, service });

@@ -105,6 +105,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return { ...cfg, BASE_URL: (cfg.BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '') };
 }
 
+/**
+ * A service following NATS is one replica of several, which must publish the same absolute URLs
+ * (feeds, Link headers, WebSub topics, MCP resource URIs): the local default names no address a
+ * client can reach, and one replica's URLs were unknown to the next (the MCP audit: a resource URI
+ * listed by one gateway was "not found" on another). The publisher CLI loads the same schema without it.
+ */
+export function requireBaseUrlWithNats(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.NATS_URL && !env.BASE_URL) {
+    throw new ConfigError(['BASE_URL: is required with NATS_URL: every replica must build the same public URLs, and http://localhost:PORT is none a client can reach']);
+  }
+}
+
 /** Entry points: the configuration, or a message naming each bad variable on stderr and exit code 1. */
 export function loadConfigOrExit(service: string, env: NodeJS.ProcessEnv = process.env): Config {
   try {
