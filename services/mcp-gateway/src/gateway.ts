@@ -116,13 +116,17 @@ function toolCallObserver(message: JSONRPCMessage, metrics: GatewayMetrics): (re
  * (an IPv6 /64; behind MCP_TRUSTED_PROXY_HOPS proxies, the X-Forwarded-For entry they vouch for), in
  * each replica. A fifth of the minute's allowance may come at once. True when the request was answered 429.
  */
-function rateLimitedAnswer(config: McpGatewayDeps['config']): (req: IncomingMessage, res: ServerResponse) => boolean {
+function rateLimitedAnswer(config: McpGatewayDeps['config'], originAllowed: (origin: string) => boolean): (req: IncomingMessage, res: ServerResponse) => boolean {
   const perMinute = config.MCP_RATE_LIMIT_PER_MINUTE;
   if (perMinute === 0) return () => false;
   const limit = createRateLimiter({ perMinute, burst: Math.max(1, Math.floor(perMinute / 5)) });
   return (req, res) => {
+    // A foreign Origin gets its 403 whatever the count; an allowed one can read the 429 and its Retry-After.
+    const { origin } = req.headers;
+    if (origin !== undefined && !originAllowed(origin)) return false;
     const decision = limit(clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], config.MCP_TRUSTED_PROXY_HOPS)));
     if (decision.allowed) return false;
+    if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
     // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other is not read.
     if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) res.setHeader('Connection', 'close');
@@ -355,7 +359,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const sdkPath: RequestHandler = (req, res) => void app(req, res);
   const fastPath = toolCalls === null ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, toolCalls, logger });
   const serve: RequestHandler = fastPath ? (req, res) => fastPath(req, res, sdkPath) : sdkPath;
-  const limited = rateLimitedAnswer(config);
+  const limited = rateLimitedAnswer(config, originAllowed);
   return (req, res) => {
     const route = splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE;
     observeRequest(metrics, SERVICE_NAME, req, res, route, logger);

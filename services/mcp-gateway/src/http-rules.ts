@@ -18,7 +18,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
  */
 export const MAX_MESSAGE_DEPTH = 64;
 
-const EXPOSED_HEADERS = 'Mcp-Session-Id';
+const EXPOSED_HEADERS = 'Mcp-Session-Id, Retry-After';
 /** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
 const SDK_ACCEPT = 'application/json, text/event-stream';
 

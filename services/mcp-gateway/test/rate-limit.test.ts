@@ -41,6 +41,17 @@ describe('MCP_RATE_LIMIT_PER_MINUTE', () => {
     expect(statuses).toEqual([200, 200, 429]);
   });
 
+  it('lets an allowed browser origin read the 429 and its Retry-After, and answers a foreign origin 403 first', async () => {
+    gateway = await startGateway({ env: { MCP_RATE_LIMIT_PER_MINUTE: '5' } });
+    const allowed = { Origin: 'http://localhost:3000' };
+    expect((await post(gateway.url, initializeBody(1), allowed)).status).toBe(200);
+    const refused = await post(gateway.url, initializeBody(2), allowed);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
+    expect(refused.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    expect((await post(gateway.url, initializeBody(3), { Origin: 'https://evil.example' })).status).toBe(403);
+  });
+
   it('0 turns the limit off', async () => {
     gateway = await startGateway({ env: { MCP_RATE_LIMIT_PER_MINUTE: '0' } });
     const statuses = new Set<number>();
