@@ -96,6 +96,14 @@ describe('search engine on hand-written reviews', () => {
     expect(search(engine, { mentions_technician: 'Rosa Delgado' }).matched).toBe(0);
   });
 
+  it('matches canonically equivalent spellings through the trigram index too (over 1,000 texts)', () => {
+    const filler = Array.from({ length: 1200 }, (_, n) => makeReview(100 + n, '2025-01-01', 4, `Kind staff, visit ${n}.`));
+    const large = engineFor(datasetWith([...filler, makeReview(20, '2025-04-01', 5, 'Coffee at the CAFE\u0301 after.'), makeReview(21, '2025-04-02', 5, 'Le café était bon.')]));
+    for (const query of ['café', 'CAFE\u0301', 'cafe\u0301 after']) {
+      expect({ query, found: ids(search(large, { query }).reviews) }).toEqual({ query, found: query.endsWith('after') ? [ulidOf(20)] : [ulidOf(21), ulidOf(20)] });
+    }
+  });
+
   it('finds staff and services whose names are spelled decomposed in the dataset by their composed spelling, and back', () => {
     const input = datasetWith([makeReview(10, '2025-04-01', 5, 'Thank you.')], { [ulidOf(10)]: makeAnalysis({ technicians: ['Jose\u0301 Nu\u0301n\u0303ez'], services: ['velorio'] }) });
     input.business.technicians.push({ name: 'Jose\u0301 Nu\u0301n\u0303ez', role: 'Funeral director', aliases: ['Pepé'] });

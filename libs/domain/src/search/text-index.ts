@@ -163,7 +163,7 @@ export function createTextIndex(texts: readonly string[], data: TextIndexData = 
   const { bitsetSlot, listStart, lists, bitsets } = data;
   const count = texts.length;
   const wordsPerBitset = Math.ceil(count / 32);
-  // Lower-cased up front (~20 ms at 100,000 texts): lowering on first use made the first searches
+  // Folded up front (tens of ms at 100,000 texts): folding on first use made the first searches
   // after a swap pay for every text they confirm.
   const lowered = texts.map(foldForSearch);
 
