@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, withLateBrotli, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, RENDERING_CHANGED_AT, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
@@ -14,6 +14,8 @@ export interface FollowOptions {
   readonly metrics: Metrics;
   /** `service` label of the dataset metrics. */
   readonly service: string;
+  /** No document is dated before it: RENDERING_CHANGED_AT unless a test of dating gives its own. */
+  readonly renderingChangedAt?: Date;
 }
 
 interface DatasetMetrics {
@@ -107,10 +109,13 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
    * (`lateBrotli`; ADR 0007): a client accepting br gets gzip meanwhile.
    *
    * Last-Modified is per document: a document whose bytes the new version leaves unchanged stays the
-   * served representation (date, variants and all), the changed ones are dated after every date served.
+   * served representation (date, variants and all), the changed ones are dated after every date served,
+   * and none before the code last changed how documents are rendered (RENDERING_CHANGED_AT).
    */
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
-    const lastModified = lastModifiedAfter(dataset.publishedAt, current ? latestLastModifiedMs(current.representations) : null, Date.now());
+    const renderedSince = options.renderingChangedAt ?? RENDERING_CHANGED_AT;
+    const stamped = dataset.publishedAt < renderedSince ? renderedSince : dataset.publishedAt;
+    const lastModified = lastModifiedAfter(stamped, current ? latestLastModifiedMs(current.representations) : null, Date.now());
     const outcome = await builder.build(
       { bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, lastModified, deferBrotli: current !== null },
       current,

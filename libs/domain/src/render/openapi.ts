@@ -105,7 +105,7 @@ function components(urls: PublicUrls): Json {
     }),
     headers: {
       ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
-      'Last-Modified': { description: "Publish time of the dataset version in which this representation's bytes last changed (HTTP-date; a replica started later may date unchanged bytes by a later version, harmless as the ETag is the same); never later than `Date`, and later than the version it replaced (a version stamped earlier, or in the same second, is dated when it replaced it).", schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
+      'Last-Modified': { description: "Publish time of the dataset version in which this representation's bytes last changed (HTTP-date; a replica started later may date unchanged bytes by a later version, harmless as the ETag is the same), never earlier than the release that last changed how documents are rendered, never later than `Date`, and later than the version it replaced (a version stamped earlier, or in the same second, is dated when it replaced it).", schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
       'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
       Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', schema: { type: 'string', const: 'Accept-Encoding' } },
       Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
