@@ -23,6 +23,9 @@ interface DirectoryWatch {
   readonly identity: string;
 }
 
+/** Longest a change waits for its directory to fall quiet before it is read anyway ("within a second", README). */
+const MAX_SETTLE_MS = 1000;
+
 /** Symlinks followed at most, as the kernel does (MAXSYMLINKS); a longer chain is a loop. */
 const MAX_LINKS = 40;
 
@@ -53,6 +56,8 @@ export class FileDatasetSource implements DatasetSource {
   /** What the last read saw of the file (identity, size, times, or why it could not): polling reads again only when it changes. */
   #lastSeen: string | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** When the first event not yet acted on came (null when none waits). */
+  #waitingSince: number | null = null;
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
   #lastRefusal: SourceRefusal | null = null;
@@ -89,13 +94,21 @@ export class FileDatasetSource implements DatasetSource {
     this.#watches.clear();
   }
 
+  /**
+   * Reads once the directory has been quiet for the debounce, or at the latest MAX_SETTLE_MS after the
+   * first event: a directory that never falls quiet (a log written beside the file every 50 ms, as the
+   * cache audit found) held a renamed-in dataset back for as long as the writing went on.
+   */
   #schedule(onDataset: OnDataset): void {
     if (this.#closed) return;
     if (this.#timer) clearTimeout(this.#timer);
+    const now = Date.now();
+    this.#waitingSince ??= now;
     this.#timer = setTimeout(() => {
       this.#timer = null;
+      this.#waitingSince = null;
       void this.#enqueue(() => this.#sync(onDataset));
-    }, this.#debounceMs);
+    }, Math.max(0, Math.min(this.#debounceMs, this.#waitingSince + MAX_SETTLE_MS - now)));
   }
 
   #enqueue(step: () => Promise<void>): Promise<void> {

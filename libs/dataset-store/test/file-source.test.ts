@@ -67,6 +67,27 @@ describe('FileDatasetSource', () => {
     expect(Buffer.from(received[1]!.bytes).equals(Buffer.from(datasetBytes(2)))).toBe(true);
   });
 
+  // The cache audit: a log appended beside the file every 50 ms kept restarting the debounce, and a
+  // dataset renamed in was served only once the writing stopped, 8 s later.
+  it('reads a save within a second while another file in the directory keeps changing', async () => {
+    const { dir, file, received } = await open(datasetBytes(1));
+    let writing = true;
+    const noise = (async () => {
+      for (let line = 0; writing; line++) {
+        await writeFile(join(dir, 'service.log'), `line ${line}\n`, { flag: 'a' });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    try {
+      await writeFile(join(dir, 'next.json'), datasetBytes(2));
+      await rename(join(dir, 'next.json'), file);
+      await waitFor(() => received.length === 2, 2500, 'the renamed file, while the log is still written');
+    } finally {
+      writing = false;
+      await noise;
+    }
+  });
+
   // A hostile or careless publisher's audit: a symlink to /dev/zero grew memory without bound, and a
   // named pipe held the read (and every later load) until a writer came, while /readyz said nothing.
   it.each([
