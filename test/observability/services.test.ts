@@ -153,12 +153,17 @@ describe('/metrics of each service after real traffic', () => {
     expect(text).toContain('mcp_tool_calls_total{tool="search_reviews",outcome="ok"} 1');
     expect(text).toContain('mcp_tool_calls_total{tool="get_review",outcome="error"} 1');
     expect(text).toContain('mcp_sessions_initialized_total 1');
+    // Tools not called yet are listed at 0, so rate() sees their first call (the observability audit).
+    expect(text).toContain('mcp_tool_calls_total{tool="get_faq",outcome="error"} 0');
+    expect(text).toContain('mcp_tool_calls_total{tool="unknown",outcome="ok"} 0');
   });
 
   it('counts hub requests, verifications, deliveries, subscriptions and queue depth', async () => {
     const text = await scrape('websub-hub');
     expect(text).toContain('websub_requests_total{mode="subscribe",outcome="accepted"} 1');
     expect(text).toContain('websub_verifications_total{mode="subscribe",outcome="verified"} 1');
+    expect(text).toContain('websub_verifications_total{mode="subscribe",outcome="timeout"} 0');
+    expect(text).toContain('websub_verifications_total{mode="unsubscribe",outcome="busy"} 0');
     expect(text).toContain('websub_deliveries_total{topic="reviews",outcome="success"} 1');
     expect(text).toContain('websub_delivery_duration_seconds_count{topic="reviews"} 1');
     expect(text).toContain('websub_subscriptions{state="active"} 1');

@@ -92,8 +92,10 @@ export interface FollowingSnapshots {
 export function startFollowingSnapshots(source: DatasetSource, options: FollowOptions): FollowingSnapshots {
   const { logger, service } = options;
   const metrics = datasetMetrics(options.metrics);
-  // From the start at 0, so an alert on their increase sees a pod's first refusal.
+  // From the start at 0, so an alert on their increase sees a pod's first refusal, and the propagation
+  // panel a pod's first publish (the observability audit saw each pod's first one missing).
   for (const reason of BUILD_REFUSAL_REASONS) metrics.loadFailures.inc({ service, reason }, 0);
+  metrics.propagation.zero({ service });
   const followingSince = Date.now();
   let current: Snapshot | null = null;
   /** The follower's own last refusal (a build's), and when the last offered version was accepted. */

@@ -61,7 +61,8 @@ describe('followSnapshots', () => {
     expect(text).toMatch(/dataset_published_timestamp_seconds\{service="test"\} \d+/);
     expect(text).toMatch(/dataset_snapshot_build_duration_seconds_count\{service="test"\} 1/);
     // The file predates the process: loading it at start is not propagation (it would record the dataset's age).
-    expect(text).not.toContain('dataset_propagation_seconds_count');
+    // The series is there at 0 all the same, so rate() sees the first publish this pod follows.
+    expect(text).toContain('dataset_propagation_seconds_count{service="test"} 0');
     // Refusal series exist from the start, so an alert on their increase sees the first one.
     for (const reason of ['invalid_json', 'invalid_dataset', 'build_error']) expect(text).toContain(`dataset_load_failures_total{service="test",reason="${reason}"} 0`);
   });

@@ -1,6 +1,7 @@
 import { TOPICS } from '@reviews/domain';
 import { Counter, Gauge, Histogram, type Metrics } from '@reviews/runtime';
 import { DENIAL_REASON } from './distribution.js';
+import { VERIFICATION_OUTCOMES } from './verification.js';
 
 export interface HubMetrics {
   readonly subscriptions: Gauge<'state'>;
@@ -52,7 +53,7 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
     }),
     verifications: new Counter({
       name: 'websub_verifications_total',
-      help: 'Verifications of intent by mode and outcome (verified, wrong_status, wrong_body, blocked, timeout, tls, network).',
+      help: `Verifications of intent by mode and outcome (${VERIFICATION_OUTCOMES.join(', ')}).`,
       labelNames: ['mode', 'outcome'] as const,
       registers: [registry],
     }),
@@ -97,13 +98,15 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
       registers: [registry],
     }),
   };
-  // Every series an alert takes increase() of exists from the start at 0: a counter first seen at 1
-  // has no increase to show, so a pod's first retry or denial would go unnoticed.
+  // Every series an alert or a panel takes increase() or rate() of exists from the start at 0: a counter
+  // first seen at 1 has no increase to show, so a pod's first retry, denial or timed-out verification
+  // would go unnoticed (the observability audit saw 4 verification timeouts drawn as none).
   for (const topic of TOPICS) {
     metrics.deliveryDuration.zero({ topic });
     metrics.deliveryRetries.inc({ topic }, 0);
     for (const outcome of ['success', 'gone', 'failure']) metrics.deliveries.inc({ topic, outcome }, 0);
   }
+  for (const mode of ['subscribe', 'unsubscribe']) for (const outcome of VERIFICATION_OUTCOMES) metrics.verifications.inc({ mode, outcome }, 0);
   metrics.denials.inc({ reason: DENIAL_REASON }, 0);
   metrics.requests.inc({ mode: 'subscribe', outcome: 'full' }, 0);
   return metrics;

@@ -39,7 +39,8 @@ export interface VerificationDeps {
 /** A verified request whose store write failed as the hub was closing: logged as not recorded, not as a crash. */
 export class StoppedBeforeRecorded extends Error {}
 
-export type VerificationOutcome = 'verified' | 'wrong_status' | 'wrong_body' | 'blocked' | 'timeout' | 'tls' | 'network' | 'busy';
+export const VERIFICATION_OUTCOMES = ['verified', 'wrong_status', 'wrong_body', 'blocked', 'timeout', 'tls', 'network', 'busy'] as const;
+export type VerificationOutcome = (typeof VERIFICATION_OUTCOMES)[number];
 
 /**
  * Verification of intent (W3C WebSub §5.3): GET the callback with a fresh single-use challenge and
