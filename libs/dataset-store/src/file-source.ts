@@ -1,6 +1,6 @@
 import { constants, watch, type FSWatcher, type Stats } from 'node:fs';
 import { open, readlink, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
 import type { Logger, Registry } from '@reviews/runtime';
 import { datasetLoadFailures, MAX_DATASET_BYTES, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
@@ -23,7 +23,7 @@ interface DirectoryWatch {
   readonly identity: string;
 }
 
-/** Longest a change waits for its directory to fall quiet before it is read anyway ("within a second", README). */
+/** Longest a change to the file waits for its directories to fall quiet before it is read anyway ("within a second", README). */
 const MAX_SETTLE_MS = 1000;
 
 /** Symlinks followed at most, as the kernel does (MAXSYMLINKS); a longer chain is a loop. */
@@ -56,8 +56,10 @@ export class FileDatasetSource implements DatasetSource {
   /** What the last read saw of the file (identity, size, times, or why it could not): polling reads again only when it changes. */
   #lastSeen: string | null = null;
   #timer: NodeJS.Timeout | null = null;
-  /** When the first event not yet acted on came (null when none waits). */
-  #waitingSince: number | null = null;
+  /** When the file is read at the latest, however busy its directories stay (null when no event waits). */
+  #readBy: number | null = null;
+  /** The names the path resolves through (itself, then each link's target): events about them are the file's own. */
+  #names = new Set<string>();
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
   #lastRefusal: SourceRefusal | null = null;
@@ -95,20 +97,22 @@ export class FileDatasetSource implements DatasetSource {
   }
 
   /**
-   * Reads once the directory has been quiet for the debounce, or at the latest MAX_SETTLE_MS after the
-   * first event: a directory that never falls quiet (a log written beside the file every 50 ms, as the
-   * cache audit found) held a renamed-in dataset back for as long as the writing went on.
+   * Reads once the directories have been quiet for the debounce, or MAX_SETTLE_MS after the file's
+   * own last event even if other files keep changing: a log written beside the file every 50 ms (the
+   * cache audit) held a renamed-in dataset back for as long as the writing went on. Events about the
+   * file itself (or of unknown name) still wait for quiet, so a file written in place over seconds is
+   * not read half-written.
    */
-  #schedule(onDataset: OnDataset): void {
+  #schedule(onDataset: OnDataset, aboutTheFile = true): void {
     if (this.#closed) return;
     if (this.#timer) clearTimeout(this.#timer);
     const now = Date.now();
-    this.#waitingSince ??= now;
+    if (aboutTheFile || this.#readBy === null) this.#readBy = now + MAX_SETTLE_MS;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.#waitingSince = null;
+      this.#readBy = null;
       void this.#enqueue(() => this.#sync(onDataset));
-    }, Math.max(0, Math.min(this.#debounceMs, this.#waitingSince + MAX_SETTLE_MS - now)));
+    }, Math.max(0, Math.min(this.#debounceMs, this.#readBy - now)));
   }
 
   #enqueue(step: () => Promise<void>): Promise<void> {
@@ -133,7 +137,8 @@ export class FileDatasetSource implements DatasetSource {
    * of them cannot be watched.
    */
   async #watchDirectories(onDataset: OnDataset): Promise<void> {
-    const wanted = await directoriesOf(this.#path);
+    const { directories: wanted, names } = await chainOf(this.#path);
+    this.#names = names;
     for (const [directory, { watcher }] of this.#watches) {
       if (wanted.includes(directory)) continue;
       watcher.close();
@@ -156,7 +161,7 @@ export class FileDatasetSource implements DatasetSource {
       current?.watcher.close();
       this.#watches.delete(directory);
       try {
-        const watcher = watch(directory, { persistent: false }, () => this.#schedule(onDataset));
+        const watcher = watch(directory, { persistent: false }, (_event, name) => this.#schedule(onDataset, name === null || this.#names.has(name)));
         // A watch that fails later is dropped; the next look sets it up again or polls.
         watcher.on('error', (error) => {
           this.#logger.warn({ err: error, directory }, 'watching the dataset directory failed');
@@ -284,10 +289,12 @@ function errorCode(error: unknown): string {
 
 /**
  * The directories whose entries decide what `path` is: its own, and when it is a symlink, the
- * directory of each link it leads through and of the file it ends at (ConfigMaps chain two).
+ * directory of each link it leads through and of the file it ends at (ConfigMaps chain two); and
+ * the names of those entries.
  */
-async function directoriesOf(path: string): Promise<string[]> {
+async function chainOf(path: string): Promise<{ directories: string[]; names: Set<string> }> {
   const directories = [dirname(path)];
+  const names = new Set([basename(path)]);
   let current = path;
   for (let links = 0; links < MAX_LINKS; links++) {
     try {
@@ -296,6 +303,7 @@ async function directoriesOf(path: string): Promise<string[]> {
       break; // not a link (EINVAL), or missing: `current` is where the chain ends
     }
     if (!directories.includes(dirname(current))) directories.push(dirname(current));
+    names.add(basename(current));
   }
-  return directories;
+  return { directories, names };
 }

@@ -40,8 +40,8 @@ describe('FileDatasetSource', () => {
   });
 
   /** A source of `file`, subscribed, with what it delivered; closed after the test. */
-  async function subscribed(file: string) {
-    const source = new FileDatasetSource(file, { logger, debounceMs: 20, pollIntervalMs: 100 });
+  async function subscribed(file: string, debounceMs = 20) {
+    const source = new FileDatasetSource(file, { logger, debounceMs, pollIntervalMs: 100 });
     const received: PublishedDataset[] = [];
     cleanups.push(() => source.close());
     await source.subscribe((d) => {
@@ -50,12 +50,27 @@ describe('FileDatasetSource', () => {
     return { source, received };
   }
 
-  async function open(initial: Uint8Array | null) {
+  async function open(initial: Uint8Array | null, debounceMs = 20) {
     const dir = await tempDir();
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'dataset.json');
     if (initial) await writeFile(file, initial);
-    return { dir, file, ...(await subscribed(file)) };
+    return { dir, file, ...(await subscribed(file, debounceMs)) };
+  }
+
+  /** Runs `step` every `everyMs` until the returned stop is awaited. */
+  function repeatedly(step: (n: number) => Promise<void>, everyMs: number): () => Promise<void> {
+    let going = true;
+    const done = (async () => {
+      for (let n = 0; going; n++) {
+        await step(n);
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+      }
+    })();
+    return async () => {
+      going = false;
+      await done;
+    };
   }
 
   it('sees an editor-style save (write a temporary file, rename it over the original)', async () => {
@@ -69,23 +84,28 @@ describe('FileDatasetSource', () => {
 
   // The cache audit: a log appended beside the file every 50 ms kept restarting the debounce, and a
   // dataset renamed in was served only once the writing stopped, 8 s later.
-  it('reads a save within a second while another file in the directory keeps changing', async () => {
-    const { dir, file, received } = await open(datasetBytes(1));
-    let writing = true;
-    const noise = (async () => {
-      for (let line = 0; writing; line++) {
-        await writeFile(join(dir, 'service.log'), `line ${line}\n`, { flag: 'a' });
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })();
+  it('reads a save within about a second while another file in the directory never falls quiet', async () => {
+    const { dir, file, received } = await open(datasetBytes(1), 300);
+    const stopLogging = repeatedly((line) => writeFile(join(dir, 'service.log'), `line ${line}\n`, { flag: 'a' }), 10);
     try {
       await writeFile(join(dir, 'next.json'), datasetBytes(2));
       await rename(join(dir, 'next.json'), file);
       await waitFor(() => received.length === 2, 2500, 'the renamed file, while the log is still written');
     } finally {
-      writing = false;
-      await noise;
+      await stopLogging();
     }
+  });
+
+  // The review of that fix: reading a second after the first event read a file written in place mid-write.
+  it('waits for a file written in place to fall quiet, however long the writing takes', async () => {
+    const { file, received } = await open(datasetBytes(1), 300);
+    const whole = Buffer.from(datasetBytes(2));
+    const chunk = Math.ceil(whole.length / 30);
+    await writeFile(file, '');
+    const stopWriting = repeatedly((n) => (n * chunk < whole.length ? writeFile(file, whole.subarray(n * chunk, (n + 1) * chunk), { flag: 'a' }) : Promise.resolve()), 50);
+    await waitFor(() => received.length === 2, 5000, 'the whole file, once the writing stopped');
+    await stopWriting();
+    expect(Buffer.from(received[1]!.bytes).equals(whole)).toBe(true);
   });
 
   // A hostile or careless publisher's audit: a symlink to /dev/zero grew memory without bound, and a
