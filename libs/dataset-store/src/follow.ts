@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
-import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, RENDERING_CHANGED_AT, withLateBrotli, type Snapshot } from '@reviews/domain';
+import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
 import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
@@ -14,8 +14,12 @@ export interface FollowOptions {
   readonly metrics: Metrics;
   /** `service` label of the dataset metrics. */
   readonly service: string;
-  /** No document is dated before it: RENDERING_CHANGED_AT unless a test of dating gives its own. */
-  readonly renderingChangedAt?: Date;
+  /**
+   * No document is dated before it: by default when this process started following, as a new process
+   * may render other bytes for the same dataset than the one before it (a new release, another
+   * BASE_URL). Tests of dating give an earlier one.
+   */
+  readonly servingSince?: Date;
 }
 
 interface DatasetMetrics {
@@ -97,6 +101,7 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
   for (const reason of BUILD_REFUSAL_REASONS) metrics.loadFailures.inc({ service, reason }, 0);
   metrics.propagation.zero({ service });
   const followingSince = Date.now();
+  const servingSince = options.servingSince?.getTime() ?? followingSince;
   let current: Snapshot | null = null;
   /** The follower's own last refusal (a build's), and when the last offered version was accepted. */
   let lastRejection: SourceRefusal | null = null;
@@ -112,11 +117,12 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
    *
    * Last-Modified is per document: a document whose bytes the new version leaves unchanged stays the
    * served representation (date, variants and all), the changed ones are dated after every date served,
-   * and none before the code last changed how documents are rendered (RENDERING_CHANGED_AT).
+   * and none before this process began (`servingSince`): the review of 6e07f22 showed a release that
+   * renders differently dating its new bytes as the old release dated the old ones, so If-Modified-Since
+   * answered 304 to clients holding the old bytes.
    */
   const build = async (dataset: PublishedDataset): Promise<{ ok: true; snapshot: Snapshot; lateBrotli: LateBrotli | null } | { ok: false; rejection: Rejection }> => {
-    const renderedSince = options.renderingChangedAt ?? RENDERING_CHANGED_AT;
-    const stamped = dataset.publishedAt < renderedSince ? renderedSince : dataset.publishedAt;
+    const stamped = new Date(Math.max(dataset.publishedAt.getTime(), servingSince));
     const lastModified = lastModifiedAfter(stamped, current ? latestLastModifiedMs(current.representations) : null, Date.now());
     const outcome = await builder.build(
       { bytes: dataset.bytes, ...(dataset.canonical ? { version: dataset.version } : {}), baseUrl: options.baseUrl, publishedAt: dataset.publishedAt, lastModified, deferBrotli: current !== null },

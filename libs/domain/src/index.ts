@@ -12,6 +12,5 @@ export * from './derive/insights.js';
 export * from './derive/published-part.js';
 export * from './render/feeds.js';
 export * from './render/openapi.js';
-export { RENDERING_CHANGED_AT } from './render/rendering-changed-at.js';
 export * from './search/query-string.js';
 export * from './same-json-value.js';
