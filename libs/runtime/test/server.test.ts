@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createHttpServer, type RequestHandler } from '@reviews/runtime';
+import { waitFor } from '../../../test/support/eventually.js';
 
 /** Every target the handler was given, so a test can tell which requests got past the checks. */
 let seen: string[] = [];
@@ -233,6 +234,35 @@ describe('createHttpServer: a client that stops reading', () => {
       client.destroy();
     }
   });
+
+  // The complexity audit: 40 pipelined since-queries in one 2 KB write, none read, cost 4.9 s of CPU and 337 MB.
+  it('does not compute the answers to requests it pipelined behind one it has not taken, then answers them all in order', async () => {
+    const body = Buffer.alloc(16 * 1024 * 1024, 'x');
+    const handled: string[] = [];
+    const port = await listen((req, res) => {
+      handled.push(req.url!);
+      res.end(body);
+    });
+    let parsed = 0;
+    server!.on('request', () => parsed++);
+    const requests = Array.from({ length: 10 }, (_, n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n${n === 9 ? 'Connection: close\r\n' : ''}\r\n`).join('');
+    const client = connect(port, '127.0.0.1', () => client.write(requests));
+    client.pause();
+    let received = 0;
+    client.on('data', (chunk: Buffer) => (received += chunk.length));
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    try {
+      await waitFor(() => parsed === 10, 5_000, 'node:http to parse all ten requests');
+      // 16 MiB each is more than the kernel's buffers take: the first is still being sent, the second not begun.
+      expect(handled).toEqual(['/0']);
+      client.resume();
+      await ended;
+      expect(handled).toEqual(Array.from({ length: 10 }, (_, n) => `/${n}`));
+      expect(received).toBeGreaterThan(10 * body.length);
+    } finally {
+      client.destroy();
+    }
+  }, 30_000);
 
   it('keeps a connection that takes its response slowly', async () => {
     const body = Buffer.alloc(16 * 1024 * 1024, 'x');
