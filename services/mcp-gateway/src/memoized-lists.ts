@@ -5,13 +5,17 @@ import { responseHead, responseTail } from './memoized-tool-calls.js';
 
 /** The lists, answered whole: without params a request for one carries nothing its answer depends on. */
 const LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
+const READ_RESOURCE = 'resources/read';
 /** Stands for "no dataset loaded" as a WeakMap key. */
 const NO_SNAPSHOT = {};
 
 /**
- * The SDK's answers to the list requests, recorded from the first and sent again byte for byte, per dataset
- * version and protocol version. tools/list alone cost ~3 ms of CPU per request (the SDK converts every tool's
- * schemas to JSON Schema each time), which a batch of a hundred multiplied.
+ * The SDK's answers to the list requests and to resources/read of each resource, recorded from the first and
+ * sent again byte for byte, per dataset version and protocol version. tools/list alone cost ~3 ms of CPU per
+ * request (the SDK converts every tool's schemas to JSON Schema each time), which a batch of a hundred
+ * multiplied; reading reviews.json as a resource cost 192 ms at 20,000 reviews (the complexity audit), as the
+ * whole document is escaped into the answer's text. Only results are kept, so an unknown URI adds nothing:
+ * at most one entry per resource.
  */
 export interface MemoizedLists {
   /** The whole response to `request` as the SDK answered it before, else null. */
@@ -20,24 +24,30 @@ export interface MemoizedLists {
   record(request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse, snapshot: Snapshot | null, version: string): void;
 }
 
-function memoized(request: JSONRPCRequest): boolean {
-  return LISTS.has(request.method) && (request.params === undefined || Object.keys(request.params).length === 0);
+/** What the answer to `request` is kept under, when nothing else in it changes the answer; else null. */
+function memoKey(request: JSONRPCRequest, version: string): string | null {
+  const params = request.params ?? {};
+  const names = Object.keys(params);
+  if (LISTS.has(request.method)) return names.length === 0 ? `${version} ${request.method}` : null;
+  const uri = params['uri'];
+  return request.method === READ_RESOURCE && names.length === 1 && typeof uri === 'string' ? `${version} ${READ_RESOURCE} ${uri}` : null;
 }
 
 export function createMemoizedLists(): MemoizedLists {
-  // At most one entry per list and protocol version for each dataset version; an old version's go with its snapshot.
+  // At most one entry per list or resource and protocol version for each dataset version; an old version's go with its snapshot.
   const answers = new WeakMap<object, Map<string, Buffer>>();
   return {
     answer(request, snapshot, version) {
-      if (!memoized(request)) return null;
-      const head = answers.get(snapshot ?? NO_SNAPSHOT)?.get(`${version} ${request.method}`);
+      const key = memoKey(request, version);
+      const head = key === null ? undefined : answers.get(snapshot ?? NO_SNAPSHOT)?.get(key);
       return head === undefined ? null : Buffer.concat([head, responseTail(request.id)]);
     },
     record(request, response, snapshot, version) {
-      if (!memoized(request) || !('result' in response) || response.id !== request.id) return;
+      const key = memoKey(request, version);
+      if (key === null || !('result' in response) || response.id !== request.id) return;
       let memo = answers.get(snapshot ?? NO_SNAPSHOT);
       if (!memo) answers.set(snapshot ?? NO_SNAPSHOT, (memo = new Map()));
-      memo.set(`${version} ${request.method}`, responseHead(response.result));
+      memo.set(key, responseHead(response.result));
     },
   };
 }
