@@ -21,6 +21,8 @@ import {
   type SendOptions,
 } from '@reviews/runtime';
 import { normalizedKey, QueryCache } from './queries.js';
+import { createQueryRepresentation } from './query-representation.js';
+import { createSinceRepresentation } from './since-representation.js';
 
 export const SERVICE = 'read-api';
 
@@ -92,7 +94,7 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
     return;
   }
   const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
-    cache.get(snapshot, normalizedKey('search', parsed.params), req.headers['accept-encoding'], () => snapshot.search.search(parsed.params)),
+    cache.get(snapshot, normalizedKey('search', parsed.params), req.headers['accept-encoding'], () => createQueryRepresentation(snapshot.search.search(parsed.params), snapshot)),
   );
   sendRepresentation(req, res, representation);
 }
@@ -126,7 +128,7 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
       }
       const { date } = parsed;
       const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
-        cache.get(snapshot, normalizedKey('since', { date }), req.headers['accept-encoding'], () => snapshot.search.since(date)),
+        cache.get(snapshot, normalizedKey('since', { date }), req.headers['accept-encoding'], () => createSinceRepresentation(snapshot, date)),
       );
       sendRepresentation(req, res, representation);
     }),

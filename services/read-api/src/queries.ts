@@ -1,6 +1,6 @@
 import type { Representation, Snapshot } from '@reviews/domain';
 import { BoundedLru } from '@reviews/runtime';
-import { createQueryRepresentation, representationBytes, withVariantFor } from './query-representation.js';
+import { representationBytes, withVariantFor } from './query-representation.js';
 
 const MAX_CACHED_RESULTS = 1000;
 const MAX_CACHED_BYTES = 32 * 1024 * 1024;
@@ -13,15 +13,15 @@ const MAX_CACHED_BYTES = 32 * 1024 * 1024;
 export class QueryCache {
   readonly #bySnapshot = new WeakMap<Snapshot, BoundedLru<Representation>>();
 
-  /** The result for `key`, holding (at least) the variant `acceptEncoding` negotiates. */
-  get(snapshot: Snapshot, key: string, acceptEncoding: string | undefined, compute: () => unknown): Representation {
+  /** The result for `key` (`build` makes it on a miss), holding (at least) the variant `acceptEncoding` negotiates. */
+  get(snapshot: Snapshot, key: string, acceptEncoding: string | undefined, build: () => Representation): Representation {
     let cache = this.#bySnapshot.get(snapshot);
     if (!cache) {
       cache = new BoundedLru<Representation>(MAX_CACHED_RESULTS, MAX_CACHED_BYTES, representationBytes);
       this.#bySnapshot.set(snapshot, cache);
     }
     const cached = cache.get(key);
-    const representation = withVariantFor(cached ?? createQueryRepresentation(compute(), snapshot), acceptEncoding);
+    const representation = withVariantFor(cached ?? build(), acceptEncoding);
     // Stored again whenever it changed, so the LRU accounts for the added variant's bytes.
     if (representation !== cached) cache.set(key, representation);
     return representation;

@@ -3,6 +3,12 @@ import { contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type Con
 import { chooseContentCoding } from '@reviews/runtime';
 
 const COMPRESSION_THRESHOLD_BYTES = 1024;
+/**
+ * Larger results are sent as they are: compressing one costs the serving thread ~20 ms a MiB (the
+ * complexity audit: 224 ms for a since-query returning 11 MB), and each distinct query is a cache
+ * miss. Search returns at most 100 reviews, well below; /reviews.json has every review precompressed.
+ */
+const MAX_COMPRESSED_BYTES = 1024 * 1024;
 
 /**
  * Settings for query results, measured in docs/adr/0006-compression.md ("Query results"): built on
@@ -20,7 +26,7 @@ const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
  * analysis behind mentions_technician, mentions_service), each dated when its bytes last changed,
  * so the later of the two; a second both share is shared when either says so.
  */
-function resultLastModified(snapshot: Snapshot): Pick<Representation, 'lastModified' | 'lastModifiedMs' | 'lastModifiedShared'> {
+export function resultLastModified(snapshot: Snapshot): Pick<Representation, 'lastModified' | 'lastModifiedMs' | 'lastModifiedShared'> {
   const { reviews, insights } = snapshot.representations;
   if (reviews.lastModifiedMs === insights.lastModifiedMs) {
     return { lastModified: reviews.lastModified, lastModifiedMs: reviews.lastModifiedMs, lastModifiedShared: reviews.lastModifiedShared || insights.lastModifiedShared };
@@ -41,7 +47,8 @@ export function createQueryRepresentation(value: unknown, snapshot: Snapshot): R
 
 /** The coding a request gets for this result once every variant it may have exists. */
 function negotiatedCoding(representation: Representation, acceptEncoding: string | undefined): ContentCoding {
-  const codings = representation.identity.body.length >= COMPRESSION_THRESHOLD_BYTES ? ALL_CODINGS : IDENTITY_ONLY;
+  const size = representation.identity.body.length;
+  const codings = size >= COMPRESSION_THRESHOLD_BYTES && size <= MAX_COMPRESSED_BYTES ? ALL_CODINGS : IDENTITY_ONLY;
   return chooseContentCoding(acceptEncoding, codings);
 }
 
