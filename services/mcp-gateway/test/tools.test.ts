@@ -175,8 +175,12 @@ describe('MCP tools, resources and prompts', () => {
       expect(await failure('get_review', { id: 'abc' })).toMatch(/ULID.*at id/);
     });
 
-    it('get_reviews_since matches the since endpoint', async () => {
+    it('get_reviews_since matches the since endpoint, up to its limit', async () => {
       expect(await ok('get_reviews_since', { date: '2025-01-01' })).toEqual(snapshot.search.since('2025-01-01'));
+      // The complexity audit: an old date answered the whole dataset, 23 MB at 20,000 reviews.
+      const all = snapshot.search.since('2000-01-01');
+      expect(await ok('get_reviews_since', { date: '2000-01-01', limit: 2 })).toEqual({ ...all, reviews: all.reviews.slice(0, 2) });
+      expect(await failure('get_reviews_since', { date: '2000-01-01', limit: 101 })).toMatch(/limit/);
       expect(await failure('get_reviews_since', { date: '2025-13-01' })).toMatch(/must be a real calendar date .* at date/);
       expect(await failure('get_reviews_since', {})).toMatch(/date/);
     });
