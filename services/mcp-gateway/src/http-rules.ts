@@ -17,6 +17,12 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * levels deep overflowed its stack.
  */
 export const MAX_MESSAGE_DEPTH = 64;
+/**
+ * Most values a message holds in its arrays and objects (a batch's elements each count alone). MCP messages
+ * hold tens (tool arguments are a handful); the SDK's validation cost grew faster than the count, and a
+ * ping carrying 6,000 keys within the body limit took 56 ms, a tools/list 91 ms (the complexity audit).
+ */
+export const MAX_MESSAGE_VALUES = 1000;
 
 const EXPOSED_HEADERS = 'Mcp-Session-Id, Retry-After';
 /** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
@@ -29,6 +35,7 @@ const TOO_LARGE = 'entity.too.large';
 const CHARSET_UNSUPPORTED = 'charset.unsupported';
 const NOT_UTF8 = 'entity.not.utf8';
 const TOO_DEEP = 'entity.too.deep';
+const TOO_MANY_VALUES = 'entity.too.wide';
 
 function bodyError(type: string, details: { readonly charset?: string } = {}): Error {
   return Object.assign(new Error(type), { type, ...details });
@@ -58,10 +65,11 @@ function isContainer(value: unknown): value is object {
 }
 
 /**
- * Whether arrays and objects in `value` nest more than `levels` deep. Walked with a stack of its own, so no depth
- * can overflow the call stack; runs on every body, so it allocates nothing per level (~0.4 µs for a tools/call).
+ * What is wrong with the shape of a message, if anything: arrays and objects nested more than MAX_MESSAGE_DEPTH
+ * deep, or holding more than MAX_MESSAGE_VALUES values. Walked with a stack of its own, so no depth can overflow
+ * the call stack; runs on every body, so it allocates nothing per level (~0.4 µs for a tools/call).
  */
-function nestsDeeperThan(value: unknown, levels: number): boolean {
+function shapeError(message: unknown): typeof TOO_DEEP | typeof TOO_MANY_VALUES | null {
   const containers: object[] = [];
   const depths: number[] = [];
   const enter = (item: unknown, depth: number) => {
@@ -70,21 +78,29 @@ function nestsDeeperThan(value: unknown, levels: number): boolean {
       depths.push(depth);
     }
   };
-  enter(value, 1);
+  enter(message, 1);
+  let values = 0;
   while (containers.length > 0) {
     const container = containers.pop() as object;
     const depth = depths.pop() as number;
-    if (depth > levels) return true;
-    for (const item of Array.isArray(container) ? container : Object.values(container)) enter(item, depth + 1);
+    if (depth > MAX_MESSAGE_DEPTH) return TOO_DEEP;
+    const items = Array.isArray(container) ? container : Object.values(container);
+    values += items.length;
+    if (values > MAX_MESSAGE_VALUES) return TOO_MANY_VALUES;
+    for (const item of items) enter(item, depth + 1);
   }
-  return false;
+  return null;
 }
 
-/** The failure of a parsed body, if any: empty, or a message (a batch's element) nested too deep. */
+/** The failure of a parsed body, if any: empty, or a message (a batch's element) nested too deep or holding too many values. */
 function parsedBodyError(body: unknown): Error | undefined {
   if (body === undefined) return emptyBodyError();
   const messages: unknown[] = Array.isArray(body) ? body : [body];
-  return messages.some((message) => nestsDeeperThan(message, MAX_MESSAGE_DEPTH)) ? bodyError(TOO_DEEP) : undefined;
+  for (const message of messages) {
+    const error = shapeError(message);
+    if (error !== null) return bodyError(error);
+  }
+  return undefined;
 }
 
 /**
@@ -310,6 +326,8 @@ export function answerBodyError(error: BodyError, req: IncomingMessage, res: Ser
       return rpcError(res, 400, -32700, 'Parse error: the body is not valid UTF-8, which JSON text must be (RFC 8259 §8.1)');
     case TOO_DEEP:
       return rpcError(res, 400, -32600, `Invalid Request: the message nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep; no MCP message needs that many`);
+    case TOO_MANY_VALUES:
+      return rpcError(res, 400, -32600, `Invalid Request: the message holds more than ${MAX_MESSAGE_VALUES} values in its arrays and objects; no MCP message needs that many`);
     case TOO_LARGE:
       // Node would read the rest of the body to keep the connection open: close it instead, unread.
       if (!req.complete) res.setHeader('Connection', 'close');

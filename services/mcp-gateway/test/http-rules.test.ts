@@ -513,6 +513,21 @@ describe('POST /mcp HTTP rules', () => {
     });
   });
 
+  // The complexity audit: the SDK's validation grew faster than the number of keys; a ping carrying 6,000 took 56 ms.
+  describe('messages holding many values', () => {
+    const tooMany = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message holds more than 1000 values in its arrays and objects; no MCP message needs that many' }, id: null };
+    /** A ping whose params hold `keys` keys: 4 values of its own (jsonrpc, id, method, params) and those. */
+    const ping = (id: number, keys: number) => ({ jsonrpc: '2.0', id, method: 'ping', params: Object.fromEntries(Array.from({ length: keys }, (_, n) => [`k${n}`, n])) });
+
+    it('takes a message holding 1000 values and refuses one holding 1001, alone or in a batch', async () => {
+      expect((await post(gateway.url, ping(1, 996), session())).json).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+      const refused = await post(gateway.url, ping(2, 997), session());
+      expect([refused.status, refused.json]).toEqual([400, tooMany]);
+      const batch = await post(gateway.url, [ping(3, 996), ping(4, 997)], { 'Mcp-Session-Id': negotiated.get('2025-03-26')! });
+      expect([batch.status, batch.json]).toEqual([400, tooMany]);
+    });
+  });
+
   it('answers resources/read of an unknown URI with -32002 and the plain message, which clients prefix themselves', async () => {
     const uri = 'https://reviews.example.com/secrets.json';
     const response = await post(gateway.url, { jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri } }, session());
