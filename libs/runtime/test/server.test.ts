@@ -264,6 +264,29 @@ describe('createHttpServer: a client that stops reading', () => {
     }
   }, 30_000);
 
+  // The review of that change: waiting requests hold no output, so node:http never paused the connection,
+  // and a client writing small requests without reading had 440,000 parsed and 760 MB held in 8 s.
+  it('closes a connection that queues more than 128 requests behind one it has not answered, having handled only that one', async () => {
+    let release: () => void = () => undefined;
+    const handled: string[] = [];
+    const port = await listen((req, res) => {
+      handled.push(req.url!);
+      release = () => res.end('ok');
+    });
+    const requests = Array.from({ length: 300 }, (_, n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+    const client = connect(port, '127.0.0.1', () => client.write(requests));
+    const closed = new Promise((resolve) => client.once('close', resolve));
+    client.on('error', () => undefined);
+    client.resume();
+    try {
+      await closed;
+      expect(handled).toEqual(['/0']);
+    } finally {
+      release();
+      client.destroy();
+    }
+  });
+
   it('keeps a connection that takes its response slowly', async () => {
     const body = Buffer.alloc(16 * 1024 * 1024, 'x');
     const port = await listen((_req, res) => res.end(body), { stalledConnectionTimeoutMs: 1_000 });
