@@ -24,13 +24,19 @@ export interface MemoizedLists {
   record(request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse, snapshot: Snapshot | null, version: string): void;
 }
 
-/** What the answer to `request` is kept under, when nothing else in it changes the answer; else null. */
+/**
+ * What the answer to `request` is kept under, when nothing else in it changes the answer; else null. A list's
+ * answer differs by protocol version (the fields each version has); a resource's does not, and its `_meta`
+ * changes nothing, so neither multiplies its entries (the third review: a client could keep five copies of
+ * reviews.json, one per version, or step around the memo with an empty `_meta`).
+ */
 function memoKey(request: JSONRPCRequest, version: string): string | null {
   const params = request.params ?? {};
   const names = Object.keys(params);
   if (LISTS.has(request.method)) return names.length === 0 ? `${version} ${request.method}` : null;
   const uri = params['uri'];
-  return request.method === READ_RESOURCE && names.length === 1 && typeof uri === 'string' ? `${version} ${READ_RESOURCE} ${uri}` : null;
+  const onlyUri = names.every((name) => name === 'uri' || name === '_meta');
+  return request.method === READ_RESOURCE && onlyUri && typeof uri === 'string' ? `${READ_RESOURCE} ${uri}` : null;
 }
 
 export function createMemoizedLists(): MemoizedLists {

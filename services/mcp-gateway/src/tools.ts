@@ -104,7 +104,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'get_reviews_since',
     title: 'Reviews since a date',
-    description: `Returns the reviews dated on or after \`date\` (YYYY-MM-DD, inclusive), newest first: at most \`limit\` of them (1-${SINCE_LIMIT}, default ${SINCE_LIMIT}), with \`matched\` counting them all, as GET /api/reviews/since/{date} returns them. Use it to catch up on what is new since a known day; for more than ${SINCE_LIMIT}, narrow with search_reviews {since, until}.`,
+    description: `Returns the reviews dated on or after \`date\` (YYYY-MM-DD, inclusive), newest first: at most \`limit\` of them (1-${SINCE_LIMIT}, default ${SINCE_LIMIT}), with \`matched\` counting them all (GET /api/reviews/since/{date} returns every one). Use it to catch up on what is new since a known day; for more than ${SINCE_LIMIT}, narrow with search_reviews {since, until}.`,
     input: SinceToolParams,
     output: rootObject(SinceResult),
     run: (snapshot, { date, limit }) => {
