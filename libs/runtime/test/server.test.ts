@@ -287,6 +287,36 @@ describe('createHttpServer: a client that stops reading', () => {
     }
   });
 
+  // The fourth review: pausing the connection for a waiting POST stopped its own body too, and node:http's
+  // request timeout then ended the connection with a 408 in place of the answer ahead of it.
+  it('goes on reading the body of a request waiting for its turn', async () => {
+    let release: () => void = () => undefined;
+    const port = await listen((req, res) => {
+      if (req.url === '/hold') release = () => res.end('held');
+      else req.resume().on('end', () => res.end('posted'));
+    });
+    let posted: { complete: boolean } | null = null;
+    server!.on('request', (req: { url?: string; complete: boolean }) => {
+      if (req.url === '/post') posted = req;
+    });
+    const body = 'x'.repeat(2000);
+    const client = connect(port, '127.0.0.1', () => client.write(`GET /hold HTTP/1.1\r\nHost: x\r\n\r\nPOST /post HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 100)}`));
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    try {
+      await waitFor(() => posted !== null, 5_000, 'the POST parsed, waiting behind /hold');
+      client.write(body.slice(100));
+      await waitFor(() => posted!.complete, 5_000, 'the rest of the waiting POST\'s body read');
+      release();
+      await ended;
+      expect(answer.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+      expect(answer).toContain('posted');
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('keeps a connection that takes its response slowly', async () => {
     const body = Buffer.alloc(16 * 1024 * 1024, 'x');
     const port = await listen((_req, res) => res.end(body), { stalledConnectionTimeoutMs: 1_000 });
