@@ -228,14 +228,15 @@ export function createHttpServer(
   server.setTimeout(stalledConnectionTimeoutMs);
   // Requests node:http refuses before routing (malformed, oversized headers, too slow) still get the
   // JSON envelope instead of Node's bare status line.
-  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: unknown }) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: ServerResponse }) => {
     if (!socket.writable) return;
     if (framingRefused.has(socket)) {
       socket.end();
       return;
     }
-    // An answer to an earlier request is still being sent: a refusal written now would be taken for it.
-    if (socket._httpMessage) {
+    // The request refused waits behind an answer not yet sent, or an answer is half sent: a refusal
+    // written now would be taken for that answer.
+    if ((waiting.get(socket) ?? 0) > 0 || socket._httpMessage?.headersSent === true) {
       socket.destroy();
       return;
     }
