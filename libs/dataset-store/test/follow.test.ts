@@ -136,21 +136,8 @@ describe('followSnapshots', () => {
 
   // A publisher's clock (the NATS pointer's published_at) may run behind the previous publisher's.
   it('moves Last-Modified forward when the new version is stamped earlier than the one it replaces', async () => {
-    let deliver: (dataset: PublishedDataset) => Promise<void> | void = () => undefined;
-    const handFed: DatasetSource = {
-      subscribe: async (onDataset) => {
-        deliver = onDataset;
-      },
-      health: () => ({ connected: true, detail: 'fed by the test' }),
-      close: async () => undefined,
-    };
-    const { logger } = capturingLogger();
-    const follower = await followSnapshots(handFed, { baseUrl: BASE_URL, logger, metrics: createMetrics(), service: 'test', servingSince: LONG_AGO });
-    cleanup = () => follower.close();
-    const stamped = async (content: string, publishedAt: Date) => {
-      const bytes = Buffer.from(content);
-      await deliver({ version: contentHash(bytes).slice(0, 32), publishedAt, bytes, canonical: false, traceparent: null });
-    };
+    const { follower, deliver } = await handFedFollower();
+    const stamped = (content: string, publishedAt: Date) => deliver(Buffer.from(content), publishedAt);
     await stamped(valid(1), new Date('2026-01-01T00:00:00Z'));
     await waitFor(() => follower.current() !== null, 5000, 'the first version');
     const first = follower.current()!.representations.reviews;
@@ -179,14 +166,16 @@ describe('followSnapshots', () => {
     const { logger } = capturingLogger();
     const follower = await followSnapshots(handFed, { baseUrl: BASE_URL, logger, metrics: createMetrics(), service: 'test', ...(servingSince === null ? {} : { servingSince }) });
     cleanup = () => follower.close();
+    /** Hands the follower these bytes as a version published at `publishedAt`, without waiting for it. */
+    const deliverBytes = async (bytes: Buffer, publishedAt: Date) => {
+      await deliver({ version: contentHash(bytes).slice(0, 32), publishedAt, bytes, canonical: false, traceparent: null });
+    };
     const publish = async (input: DatasetInput, publishedAt: Date) => {
-      const bytes = Buffer.from(JSON.stringify(input));
-      const version = contentHash(bytes).slice(0, 32);
-      await deliver({ version, publishedAt, bytes, canonical: false, traceparent: null });
+      await deliverBytes(Buffer.from(JSON.stringify(input)), publishedAt);
       await waitFor(() => follower.current()?.version === datasetVersion(input), 5000, `the version published at ${publishedAt.toISOString()}`);
       return follower.current()!;
     };
-    return { follower, publish };
+    return { follower, publish, deliver: deliverBytes };
   }
 
   const NAMES = ['reviews', 'insights', 'feedJson', 'feedAtom', 'openapi'] as const;
