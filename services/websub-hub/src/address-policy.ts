@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { ipLiteral } from '@reviews/runtime';
 
 /**
  * IANA allocates public IPv6 unicast from 2000::/3 only. Everything else that ipaddr.js has no range
@@ -15,7 +16,8 @@ const globalUnicast = ipaddr.IPv6.parseCIDR(IPV6_GLOBAL_UNICAST);
  * IPv4 address it carries.
  */
 export function isPublicAddress(address: string): boolean {
-  const literal = stripBrackets(address);
+  // A DNS name is no address: isIP('') is 0.
+  const literal = ipLiteral(address) ?? '';
   switch (isIP(literal)) {
     case 4:
       return ipaddr.IPv4.parse(literal).range() === 'unicast';
@@ -38,18 +40,8 @@ export function isPublicAddress(address: string): boolean {
  */
 function canonicalIpv6(literal: string): string | null {
   try {
-    return stripBrackets(new URL(`http://[${literal}]/`).hostname);
+    return ipLiteral(new URL(`http://[${literal}]/`).hostname);
   } catch {
     return null;
   }
-}
-
-/** The IP literal a URL hostname spells (`[::1]` → `::1`), or null for a DNS name. */
-export function ipLiteral(hostname: string): string | null {
-  const host = stripBrackets(hostname);
-  return isIP(host) === 0 ? null : host;
-}
-
-function stripBrackets(host: string): string {
-  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }

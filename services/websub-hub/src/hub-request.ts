@@ -1,6 +1,6 @@
 import type { TopicName } from '@reviews/domain';
-import { decodeUnreservedEscapes } from '@reviews/runtime';
-import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { decodeUnreservedEscapes, ipLiteral } from '@reviews/runtime';
+import { isPublicAddress } from './address-policy.js';
 import { callbackHostKey } from './callback-url.js';
 import { isDnsName } from './host-name.js';
 import type { TopicIndex } from './topic-index.js';

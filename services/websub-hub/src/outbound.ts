@@ -2,8 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
-import { BoundedLru } from '@reviews/runtime';
-import { ipLiteral, isPublicAddress } from './address-policy.js';
+import { BoundedLru, ipLiteral } from '@reviews/runtime';
+import { isPublicAddress } from './address-policy.js';
 
 /**
  * The one HTTP client for everything the hub sends to subscribers (verification, denial, delivery).

@@ -16,9 +16,13 @@ export function clientAddress(socketAddress: string | undefined, forwardedFor: s
   // node:http joins repeated X-Forwarded-For fields with ", " already; the typings allow a list.
   const entries = (typeof forwardedFor === 'string' ? forwardedFor : forwardedFor.join(',')).split(',');
   const entry = entries.at(-trustedHops);
-  // An IPv6 entry may come bracketed, as in a URL.
-  const address = entry?.trim().replace(/^\[(.*)\]$/, '$1');
-  return address !== undefined && isIP(address) !== 0 ? address : peer;
+  return (entry === undefined ? null : ipLiteral(entry.trim())) ?? peer;
+}
+
+/** The IP literal a URL hostname spells (`[::1]` → `::1`), or null for a DNS name. */
+export function ipLiteral(hostname: string): string | null {
+  const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return isIP(host) === 0 ? null : host;
 }
 
 /**
