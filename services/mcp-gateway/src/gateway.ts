@@ -13,11 +13,10 @@ import {
 import { publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
-  clientAddress,
-  clientKey,
   createRateLimiter,
   inRequestSpan,
   observeRequest,
+  requesterKey,
   sendNotFound,
   splitTarget,
   UNMATCHED_ROUTE,
@@ -124,7 +123,7 @@ function rateLimitedAnswer(config: McpGatewayDeps['config'], originAllowed: (ori
     // A foreign Origin gets its 403 whatever the count; an allowed one can read the 429 and its Retry-After.
     const { origin } = req.headers;
     if (origin !== undefined && !originAllowed(origin)) return false;
-    const decision = limit(clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], config.MCP_TRUSTED_PROXY_HOPS)));
+    const decision = limit(requesterKey(req, config.MCP_TRUSTED_PROXY_HOPS));
     if (decision.allowed) return false;
     if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clientAddress, clientKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
+import { requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -70,7 +70,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     // The same text whatever the method: a HEAD's headers (Content-Length) must be a GET's.
     return text(res, 405, 'Only POST is served here: subscribe or unsubscribe with a form-encoded POST.');
   }
-  const requester = clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxyHops));
+  const requester = requesterKey(req, deps.trustedProxyHops);
   const client = deps.limitClient(requester);
   if (!client.allowed) {
     metrics.requests.inc({ mode: 'none', outcome: 'rate_limited' });

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -36,4 +37,9 @@ export function clientKey(address: string): string {
   const ip = ipaddr.IPv6.parse(address);
   if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
   return `${new ipaddr.IPv6([...ip.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
+}
+
+/** What a request is rate-limited by: its client (behind `trustedHops` proxies) as clientKey keys it. */
+export function requesterKey(req: IncomingMessage, trustedHops: number): string {
+  return clientKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedHops));
 }
