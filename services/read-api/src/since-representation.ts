@@ -46,8 +46,9 @@ export function createSinceRepresentation(snapshot: Snapshot, date: string): Rep
   if (spans === null || (result.matched > 0 && result.reviews[0] !== snapshot.reviewsDocument.reviews[0])) return createQueryRepresentation(result, snapshot);
   const { body, arrayStart, ends } = spans;
   const count = result.matched;
-  const reviews = count === 0 ? Buffer.from('[]') : Buffer.concat([body.subarray(arrayStart, ends[count - 1]), Buffer.from(']')]);
-  const bytes = Buffer.concat([Buffer.from(`{"since":${JSON.stringify(result.since)},"matched":${count},"reviews":`), reviews, Buffer.from('}')]);
+  // One copy of the cut: the reviews are most of the body (11 MB at 20,000 reviews).
+  const reviews = count === 0 ? Buffer.from('[') : body.subarray(arrayStart, ends[count - 1]);
+  const bytes = Buffer.concat([Buffer.from(`{"since":${JSON.stringify(result.since)},"matched":${count},"reviews":`), reviews, Buffer.from(']}')]);
   const hash = contentHash(`since\n${snapshot.representations.reviews.identity.etag}\n${result.since}\n${count}`).slice(0, 32);
   return { contentType: JSON_CONTENT_TYPE, ...resultLastModified(snapshot), identity: variantOf('identity', bytes, hash), gzip: null, br: null };
 }
