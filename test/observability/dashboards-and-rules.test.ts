@@ -96,11 +96,11 @@ describe('Grafana dashboards', () => {
     }
   });
 
-  it('show error ratios as 0, not "no data", while no series matches the numerator', () => {
+  it('show error ratios as 0, not "no data", while no series matches the numerator, and draw nothing rather than NaN without traffic', () => {
     const ratios = dashboardExpressions().filter(({ title }) => /\bratio\b/i.test(title));
     expect(ratios.map((r) => r.title).sort()).toEqual(['5xx ratio by service', 'Delivery failure ratio', 'Tool error ratio by tool']);
     for (const { title, expr } of ratios) {
-      const shape = /^\((sum(?: by \([^)]*\) )?)\(rate\((\w+)\{([^}]*)\}\[\$__rate_interval\]\)\) or (.+) \* 0\) \/ (.+)$/.exec(expr);
+      const shape = /^\((sum(?: by \([^)]*\) )?)\(rate\((\w+)\{([^}]*)\}\[\$__rate_interval\]\)\) or (.+) \* 0\) \/ \((.+) > 0\)$/.exec(expr);
       expect({ title, shape: shape !== null }).toEqual({ title, shape: true });
       const [, , , , zero, denominator] = shape!;
       expect({ title, zero }).toEqual({ title, zero: denominator });
