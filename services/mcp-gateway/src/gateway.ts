@@ -62,6 +62,12 @@ export { MAX_BODY_BYTES };
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
 const ALLOWED_METHODS = 'POST, OPTIONS';
+/**
+ * What a browser may send: POST, and DELETE so that a client ending its session can read the 405
+ * saying sessions are not ended explicitly (MCP 2025-06-18 lets it go on); a preflight refusing
+ * DELETE would fail its fetch as a network error instead. GET needs no preflight grant.
+ */
+const CORS_METHODS = 'POST, DELETE';
 
 export interface McpGatewayDeps {
   readonly config: Pick<Config, 'BASE_URL' | 'NATS_URL' | 'DATA_DIR' | 'MCP_SESSION_SECRET' | 'MCP_ALLOWED_ORIGINS' | 'MCP_RATE_LIMIT_PER_MINUTE' | 'MCP_TRUSTED_PROXY_HOPS'>;
@@ -277,7 +283,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   });
 
   route.options((_req: Request, res: Response) => {
-    res.set({ Allow: ALLOWED_METHODS, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
+    res.set({ Allow: ALLOWED_METHODS, 'Access-Control-Allow-Methods': CORS_METHODS, 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
     res.status(204).end();
   });
 

@@ -638,10 +638,21 @@ describe('POST /mcp HTTP rules', () => {
       const response = await fetch(gateway.url, { method: 'OPTIONS', headers: { Origin: 'http://localhost:6274', 'Access-Control-Request-Method': 'POST' } });
       expect(response.status).toBe(204);
       expect(response.headers.get('allow')).toBe('POST, OPTIONS');
-      expect(response.headers.get('access-control-allow-methods')).toBe('POST');
+      expect(response.headers.get('access-control-allow-methods')).toBe('POST, DELETE');
       for (const header of ['Content-Type', 'Accept', 'Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']) {
         expect(response.headers.get('access-control-allow-headers')).toContain(header);
       }
+    });
+
+    // The SDK's terminateSession() takes a 405 as "not supported"; a preflight without DELETE would turn it into a network error.
+    it('lets a browser end its session: DELETE passes the preflight and its 405 is readable by the origin', async () => {
+      const origin = 'http://localhost:6274';
+      const preflight = await fetch(gateway.url, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'DELETE', 'Access-Control-Request-Headers': 'mcp-session-id, mcp-protocol-version' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-methods')?.split(/\s*,\s*/)).toContain('DELETE');
+      const deletion = await fetch(gateway.url, { method: 'DELETE', headers: { Origin: origin, 'Mcp-Session-Id': 'any' } });
+      expect(deletion.status).toBe(405);
+      expect(deletion.headers.get('access-control-allow-origin')).toBe(origin);
     });
 
     it('uses MCP_ALLOWED_ORIGINS instead of the default when set', async () => {

@@ -432,13 +432,13 @@ function mcpPath(): Json {
       tags: ['mcp'],
       operationId: 'mcpPreflight',
       summary: 'CORS preflight',
-      description: "A browser's preflight before POST. An `Origin` that is not allowed gets 403, as on POST.",
+      description: "A browser's preflight before POST or DELETE. An `Origin` that is not allowed gets 403, as on POST.",
       responses: {
         '204': {
           description: 'No Content: POST may be sent with the MCP request headers.',
           headers: {
             Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` },
-            'Access-Control-Allow-Methods': { description: '`POST`', schema: { type: 'string' } },
+            'Access-Control-Allow-Methods': { description: '`POST, DELETE`: DELETE so that a browser ending its session can read its `405`.', schema: { type: 'string' } },
             'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
           },
         },
