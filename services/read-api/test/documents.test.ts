@@ -35,7 +35,7 @@ describe.each(DOCUMENTS)('GET $path', ({ path, type, link }) => {
     expect(res.headers['cache-control']).toBe('public, max-age=60, must-revalidate');
     expect(res.headers['vary']).toBe('Accept-Encoding');
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    expect(res.headers['access-control-expose-headers']).toBe('ETag, Last-Modified, Link, Mcp-Session-Id');
+    expect(res.headers['access-control-expose-headers']).toBe('ETag, Last-Modified, Link, Mcp-Session-Id, Retry-After, Allow');
     expect(res.headers['link']).toBe(link);
     expect(res.headers['x-powered-by']).toBeUndefined();
     if (type === 'application/json') expect(() => JSON.parse(res.body.toString('utf8'))).not.toThrow();
@@ -121,6 +121,7 @@ describe.each(DOCUMENTS)('GET $path', ({ path, type, link }) => {
       const body = expectEnvelope(res, 405, 'method_not_allowed');
       expect(body.message).toContain('GET');
       expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS');
+      expect(res.headers['access-control-expose-headers']?.split(', ')).toContain('Allow');
     }
   });
 
@@ -181,6 +182,8 @@ describe('errors', () => {
       for (const path of ['/reviews.json', '/api/reviews/search', '/api/reviews/since/2025-01-01']) {
         const res = await request(url).get(path);
         expectEnvelope(res, 503, 'not_ready');
+        // A page on another origin can only wait as long as it is told if it may read the header.
+        expect([res.headers['retry-after'], res.headers['access-control-expose-headers']?.split(', ')]).toEqual([expect.any(String), expect.arrayContaining(['Retry-After'])]);
       }
     } finally {
       api.serve(api.snapshot);

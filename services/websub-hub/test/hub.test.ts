@@ -801,6 +801,7 @@ describe('abuse limits', () => {
       const limitedRes = await limited.post(form('pending-4'));
       expect(limitedRes.status).toBe(429);
       expect(Number(limitedRes.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limitedRes.headers.get('access-control-expose-headers')?.split(', ')).toContain('Retry-After');
 
       expect((await byHost.post(form('host-1'))).status).toBe(202);
       const hostLimited = await byHost.post(form('host-2'));

@@ -38,7 +38,7 @@ const INFO_DESCRIPTION = [
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
   '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope; the operations below list those a client can meet.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
-  '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link` and `Mcp-Session-Id`.',
+  '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link`, `Mcp-Session-Id`, `Retry-After` and `Allow`.',
 ].join('\n');
 
 /** Responses shared by many operations; `headOperation` reads them to drop their bodies. */
