@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { StorageType } from '@nats-io/jetstream';
 import type { KvEntry, KvOptions } from '@nats-io/kv';
-import type { ObjectStoreOptions } from '@nats-io/obj';
+import type { ObjectStore, ObjectStoreOptions } from '@nats-io/obj';
 import { z } from 'zod';
 import { MAX_DATASET_BYTES } from './source.js';
 
@@ -82,4 +82,20 @@ export function readPointer(entry: KvEntry): PointerRead {
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * An object's bytes (null when it does not exist), or an error once `ms` pass or `abandon` settles
+ * first: the client waits forever for chunks that a deletion took away while it read.
+ */
+export async function getBlobWithin(objects: ObjectStore, name: string, ms: number, abandon?: Promise<never>): Promise<Uint8Array | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`reading ${DATASET_OBJECT_BUCKET}/${name} stalled for ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([objects.getBlob(name), stalled, ...(abandon ? [abandon] : [])]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

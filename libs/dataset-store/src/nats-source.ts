@@ -5,7 +5,7 @@ import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKi
 import { versionOfSha256 } from '@reviews/domain';
 import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
-import { DATASET_OBJECT_BUCKET, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
+import { DATASET_OBJECT_BUCKET, getBlobWithin, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import { datasetLoadFailures, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
@@ -258,18 +258,10 @@ export class NatsDatasetSource implements DatasetSource {
 
   /** The object's bytes (null when it does not exist), unless close() or a stall comes first. */
   private async readObject(buckets: DatasetBuckets, name: string): Promise<Uint8Array | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`reading ${DATASET_OBJECT_BUCKET}/${name} stalled for ${FETCH_STALL_MS} ms`)), FETCH_STALL_MS);
-    });
     const closed = this.closing.promise.then((): never => {
       throw new Error('the source was closed');
     });
-    try {
-      return await Promise.race([buckets.objects.getBlob(name), stalled, closed]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return getBlobWithin(buckets.objects, name, FETCH_STALL_MS, closed);
   }
 
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {

@@ -6,6 +6,7 @@ import { canonicalBytesVersion, canonicalDatasetBytes, type DatasetInput } from 
 import {
   DATASET_OBJECT_BUCKET,
   datasetObjectName,
+  getBlobWithin,
   type DatasetPointer,
   OBJECT_CHUNK_BYTES,
   objectStoreSettings,
@@ -24,6 +25,13 @@ import { MAX_DATASET_BYTES } from './source.js';
 export const NATS_REQUEST_TIMEOUT_MS = 5_000;
 /** Concurrent publishers racing for the pointer: each lost race re-reads and tries again. */
 const POINTER_CAS_ATTEMPTS = 5;
+/**
+ * How long an object no pointer has named yet is left alone by pruning: it may be another
+ * publisher's, stored and read back but not yet pointed to (a 256 MiB upload takes about a minute).
+ */
+const UNNAMED_OBJECT_GRACE_MS = 15 * 60_000;
+/** A read-back that takes longer has stalled: the client waits forever for chunks a deletion took away. */
+const READ_BACK_STALL_MS = 60_000;
 
 export interface PublishOutcome {
   readonly status: 'published' | 'already-current';
@@ -147,6 +155,10 @@ export class NatsDatasetStore {
         if (isLostPointerRace(error)) continue;
         throw error;
       }
+      // A publisher pruning meanwhile may have deleted this version's object, stored before its
+      // last five (a version published again reuses it): store it again rather than leave the
+      // pointer naming nothing.
+      if (!(await this.holds(object))) await this.storeVerified(object, bytes, sha256);
       await this.pruneOldVersions(object);
       return { status: 'published', version, pointer };
     }
@@ -165,9 +177,14 @@ export class NatsDatasetStore {
     }
   }
 
+  private async holds(name: string): Promise<boolean> {
+    const info = await this.buckets.objects.info(name);
+    return info !== null && !info.deleted;
+  }
+
   private async readsBackAs(name: string, sha256: string): Promise<boolean> {
     try {
-      const stored = await this.buckets.objects.getBlob(name);
+      const stored = await getBlobWithin(this.buckets.objects, name, READ_BACK_STALL_MS);
       return stored !== null && sha256Hex(stored) === sha256;
     } catch {
       // The client refuses chunks whose digest disagrees with the object's metadata: not intact.
@@ -179,7 +196,8 @@ export class NatsDatasetStore {
    * Keep the objects of the last RETAINED_VERSIONS versions the pointer named (the current one first),
    * the ones a lagging replica may still fetch; delete the rest. Publish order comes from the pointer's
    * history, not from object times: a version published again reuses its object, whose time is that of
-   * its first upload, and it must not be the one deleted. Objects older than the history go by time.
+   * its first upload, and it must not be the one deleted. Objects older than the history go by time,
+   * once past UNNAMED_OBJECT_GRACE_MS: a younger one may be a concurrent publish in flight.
    */
   private async pruneOldVersions(currentObject: string): Promise<void> {
     const recent = [currentObject];
@@ -196,7 +214,9 @@ export class NatsDatasetStore {
       return index === -1 ? recent.length : index;
     };
     stored.sort((a, b) => byPublishOrder(a.name) - byPublishOrder(b.name) || Date.parse(b.mtime) - Date.parse(a.mtime));
+    const now = Date.now();
     for (const stale of stored.slice(RETAINED_VERSIONS)) {
+      if (!recent.includes(stale.name) && now - Date.parse(stale.mtime) < UNNAMED_OBJECT_GRACE_MS) continue;
       await this.buckets.objects.delete(stale.name);
     }
   }

@@ -218,6 +218,17 @@ describe('NATS dataset store and source (real nats-server)', () => {
     expect(again).toBe(published[1]);
     expect([...kept].sort()).toEqual([last, again, published[5], published[4], published[3]].sort());
   });
+
+  // Each publisher prunes after its own pointer move: it must not take objects that others stored and are about to point to.
+  it('lets concurrent publishes finish without deleting each other\'s objects: the last five pointers all name a stored object', async () => {
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.publish(buildDataset({ reviews: 5, seed: 40 + i }))));
+    // Only losing the pointer race five times over may fail a publish, and it says so.
+    for (const outcome of outcomes) if (outcome.status === 'rejected') expect(String(outcome.reason)).toMatch(/kept moving/);
+    const named: string[] = [];
+    for await (const entry of await pointers.history({ key: POINTER_KEY })) named.push((entry.json() as DatasetPointer).object);
+    const stored = new Set((await objects.list()).filter((o) => !o.deleted).map((o) => o.name));
+    expect(named.slice(-5).filter((object) => !stored.has(object))).toEqual([]);
+  });
 });
 
 describe('NATS server credentials', () => {
