@@ -227,7 +227,7 @@ export class FileDatasetSource implements DatasetSource {
       try {
         const info = await handle.stat();
         this.#lastSeen = appearance(info);
-        const refusal = refusalOf(info);
+        const refusal = datasetFileRefusal(info);
         if (refusal) {
           this.#refuse(refusal.reason, refusal.problem);
           return;
@@ -264,7 +264,7 @@ export class FileDatasetSource implements DatasetSource {
  * first grew memory without bound and the second blocked every later load. A file larger than the
  * NATS store takes is refused before it is read.
  */
-function refusalOf(info: Stats): { reason: FileRefusalReason; problem: string } | null {
+export function datasetFileRefusal(info: Stats): { reason: FileRefusalReason; problem: string } | null {
   if (!info.isFile()) return { reason: 'not_regular_file', problem: `it is ${kindOf(info)}, not a regular file; save the dataset as a file (write beside it, then rename)` };
   if (info.size > MAX_DATASET_BYTES) return { reason: 'too_large', problem: `it holds ${info.size} bytes; a dataset may have at most ${MAX_DATASET_BYTES}` };
   return null;

@@ -1,11 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildSnapshotFromInput, datasetVersion, formatIssuePath, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
+import { datasetFileRefusal } from './file-source.js';
 import { connectNats } from './nats-connect.js';
-import { NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
+import { DatasetTooLargeError, NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
+import { MAX_DATASET_BYTES } from './source.js';
 
 /** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
 export const PUBLISH_EXIT = { ok: 0, invalidDataset: 1, usage: 2, natsUnavailable: 3 } as const;
@@ -35,7 +38,15 @@ const skipCompression: Compress = (identity) => ({ gzip: identity, br: identity 
 export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    // Refused before reading, as the pods' file source does: /dev/zero grew without bound, a named pipe blocked.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const refusal = datasetFileRefusal(await handle.stat());
+      if (refusal !== null) return { ok: false, issues: [{ code: refusal.reason, path: [], message: `${path}: ${refusal.problem}` }] };
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     return { ok: false, issues: [{ code: 'unreadable_file', path: [], message: `cannot read ${path}: ${(error as Error).message}` }] };
   }
@@ -122,6 +133,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     io.out(describe(outcome));
     return PUBLISH_EXIT.ok;
   } catch (error) {
+    if (error instanceof DatasetTooLargeError) return reportInvalid(file, [{ code: 'too_large', path: [], message: error.message }], io);
     io.err(`publishing to NATS at ${displayedServers(servers)} failed: ${(error as Error).message}; the current dataset is unchanged`);
     return PUBLISH_EXIT.natsUnavailable;
   } finally {
@@ -139,9 +151,13 @@ function reportInvalid(file: string, issues: readonly Issue[], io: PublishCliIo)
 async function checkDatasetFile(file: string, io: PublishCliIo): Promise<number> {
   const read = await readDatasetFile(file);
   if (!read.ok) return reportInvalid(file, read.issues, io);
+  const canonical = JSON.stringify(read.input);
+  const size = Buffer.byteLength(canonical);
+  // A publish would store these bytes: the store's limit applies to them, not to the file's layout.
+  if (size > MAX_DATASET_BYTES) return reportInvalid(file, [{ code: 'too_large', path: [], message: `dataset is ${size} bytes; the store accepts at most ${MAX_DATASET_BYTES}` }], io);
   const { reviews } = read.input;
   const verified = reviews.filter((review) => review.verified).length;
-  io.out(`${file}: valid dataset ${datasetVersion(read.input)} (${reviews.length} reviews, ${verified} verified); nothing published`);
+  io.out(`${file}: valid dataset ${canonicalBytesVersion(canonical)} (${reviews.length} reviews, ${verified} verified); nothing published`);
   return PUBLISH_EXIT.ok;
 }
 

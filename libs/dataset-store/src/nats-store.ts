@@ -53,7 +53,12 @@ export interface PublishOptions {
 
 /** Thrown when a stored object does not read back as written; the pointer was not moved. */
 export class DatasetStoreError extends Error {
-  override readonly name = 'DatasetStoreError';
+  override readonly name: string = 'DatasetStoreError';
+}
+
+/** The dataset itself is refused, whatever the state of NATS: publishing it again cannot help. */
+export class DatasetTooLargeError extends DatasetStoreError {
+  override readonly name = 'DatasetTooLargeError';
 }
 
 /** The two buckets of the dataset store, created on first use with the documented settings. */
@@ -122,7 +127,7 @@ export class NatsDatasetStore {
   private async publishUnless<Refusal>(input: DatasetInput, options: PublishOptions, refuse: (current: PointerRead) => Refusal | null): Promise<PublishOutcome | Refusal> {
     const bytes = canonicalDatasetBytes(input);
     if (bytes.length > MAX_DATASET_BYTES) {
-      throw new DatasetStoreError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
+      throw new DatasetTooLargeError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
     }
     const version = canonicalBytesVersion(bytes);
     const sha256 = sha256Hex(bytes);

@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -6,7 +7,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { datasetVersion } from '@reviews/domain';
-import { NatsDatasetStore, POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
+import { MAX_DATASET_BYTES, NatsDatasetStore, POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { freePort, startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 
@@ -227,6 +228,24 @@ describe('dataset:publish --check (no NATS)', () => {
     const result = await publish(['--check', join(dir, 'invalid.json')], {});
     expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
     expect(result.err).toEqual([`${join(dir, 'invalid.json')}: invalid dataset, nothing published (1 issue):`, expect.stringMatching(/^ {2}reviews\[0\]\.rating: .* \[too_big\]$/)]);
+  });
+
+  // Read, /dev/zero grew the CLI to 5.9 GB and a named pipe held it until killed.
+  it('refuses a device, a named pipe and a directory before reading them, exit 1', async () => {
+    const pipe = join(dir, 'pipe.json');
+    execFileSync('mkfifo', [pipe]);
+    for (const [path, kind] of [['/dev/zero', 'a device'], [pipe, 'a named pipe'], [dir, 'a directory']] as const) {
+      const result = await publish(['--check', path], {});
+      expect([path, result.code, result.err[1]]).toEqual([path, PUBLISH_EXIT.invalidDataset, expect.stringContaining(`it is ${kind}, not a regular file`)]);
+    }
+  });
+
+  it('refuses a file larger than the store takes before reading it, exit 1 (not 3, which says NATS failed)', async () => {
+    const huge = join(dir, 'huge.json');
+    await writeFile(huge, '');
+    await truncate(huge, MAX_DATASET_BYTES + 1); // sparse: nothing is written
+    const result = await publish(['--check', huge], {});
+    expect([result.code, result.err[1]]).toEqual([PUBLISH_EXIT.invalidDataset, expect.stringMatching(/too_large/)]);
   });
 
   it('does not go with --if-empty', async () => {
