@@ -7,6 +7,9 @@ import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js
 import { BUILD_REFUSAL_REASONS, buildError, type Rejection } from './follow-build.js';
 import { createContentBuilder, type LateBrotli } from './follow-offthread.js';
 
+/** Issues of a refused version logged one per line; the summary line after them counts them all. */
+const MAX_LOGGED_ISSUES = 100;
+
 export interface FollowOptions {
   /** Public base URL the snapshot's absolute URLs are built from. */
   readonly baseUrl: string;
@@ -165,7 +168,8 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
       const { rejection } = result;
       metrics.loadFailures.inc({ service, reason: rejection.reason });
       lastRejection = { at: performance.now(), summary: `dataset ${dataset.version} refused (${rejection.reason}): ${rejection.summary}` };
-      for (const issue of rejection.issues) logger.error({ datasetVersion: dataset.version, path: formatIssuePath(issue.path), code: issue.code }, issue.message);
+      // The count goes in the line after: a dataset wrong in every review would log a line per review and replica.
+      for (const issue of rejection.issues.slice(0, MAX_LOGGED_ISSUES)) logger.error({ datasetVersion: dataset.version, path: formatIssuePath(issue.path), code: issue.code }, issue.message);
       logger.error({ datasetVersion: dataset.version, reason: rejection.reason, issueCount: rejection.issues.length, serving: current?.version ?? null }, 'dataset refused; keeping the current snapshot');
       return;
     }

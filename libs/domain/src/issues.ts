@@ -8,15 +8,31 @@ import type { Issue } from './schemas/documents.js';
  */
 export function toIssues(error: z.ZodError): Issue[] {
   return error.issues.flatMap((issue): Issue[] => {
-    const path = issue.path.map((key) => (typeof key === 'number' ? key : String(key)));
-    if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: issue.message }];
-    return issue.keys.map((key) => ({ code: issue.code, path: [...path, key], message: `Unrecognized key: "${key}"` }));
+    const path = issue.path.map((key) => (typeof key === 'number' ? key : clipped(String(key))));
+    if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: clipped(issue.message) }];
+    return issue.keys.map((key) => ({ code: issue.code, path: [...path, clipped(key)], message: clipped(`Unrecognized key: "${key}"`) }));
   });
 }
 
 /** An issue that zod cannot see: a broken reference, a duplicate, a repeated parameter. */
 export function customIssue(path: Issue['path'], message: string): Issue {
-  return { code: 'custom', path, message };
+  return { code: 'custom', path: path.map((key) => (typeof key === 'number' ? key : clipped(key))), message: clipped(message) };
+}
+
+/** Characters of a key or message an issue repeats from each end; what lies between is counted, not echoed. */
+const KEPT_HEAD = 150;
+const KEPT_TAIL = 50;
+
+/**
+ * A dataset's keys and values reach issues, and from there the CLI, the logs and every `/readyz`
+ * answer: a 5 MB unknown key made `/readyz` 10 MB. The middle goes, so a message still ends with
+ * what it says about the value; cuts fall between code points, never inside a surrogate pair.
+ */
+function clipped(text: string): string {
+  if (text.length <= KEPT_HEAD + KEPT_TAIL + 40) return text;
+  const head = /[\uD800-\uDBFF]/.test(text[KEPT_HEAD - 1]!) ? KEPT_HEAD - 1 : KEPT_HEAD;
+  const tail = /[\uDC00-\uDFFF]/.test(text[text.length - KEPT_TAIL]!) ? text.length - KEPT_TAIL + 1 : text.length - KEPT_TAIL;
+  return `${text.slice(0, head)}…(${tail - head} characters left out)…${text.slice(tail)}`;
 }
 
 /** An issue's path as people write it, `reviews[0].rating`; `(root)` for the document itself. One spelling in every log and CLI. */

@@ -230,6 +230,20 @@ describe('validateDataset', () => {
     ]);
   });
 
+  // Issues reach the CLI, the logs and every /readyz answer: a 5 MB unknown key made /readyz 10 MB.
+  it('names a huge unknown key or value by its first 150 and last 50 characters and a count of the rest', () => {
+    const huge = `x${'\u{1F64F}'.repeat(2_500_000)}`;
+    const issues = issuesAfter((input) => {
+      (input.reviews[0] as Record<string, unknown>)[huge] = 1;
+      firstAnalysed(input).analysis.technicians = [huge];
+    });
+    const sizes = issues.map((issue) => JSON.stringify(issue).length);
+    expect(Math.max(...sizes)).toBeLessThan(600);
+    const [key] = issues.find((issue) => issue.code === 'unrecognized_keys')!.path.slice(-1) as [string];
+    expect(key).toBe(`x${'\u{1F64F}'.repeat(74)}…(${huge.length - 149 - 50} characters left out)…${'\u{1F64F}'.repeat(25)}`);
+    expect(issues.find((issue) => issue.path.includes('technicians'))?.message).toMatch(/^unknown staff name .*"x\u{1F64F}+…\(\d+ characters left out\)…\u{1F64F}+"$/u);
+  });
+
   it('rejects a source URL that is not a valid URI, which feeds would carry as given', () => {
     // A right-to-left override (RFC 3987 §4.1 forbids bidirectional formatting characters) and
     // noncharacters, which XML cannot hold: the Atom feed dropped them while the JSON Feed kept them.
