@@ -3,7 +3,7 @@ import { open, readlink, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
 import type { Logger, Registry } from '@reviews/runtime';
-import { datasetLoadFailures, MAX_DATASET_BYTES, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
+import { datasetLoadFailures, MAX_DATASET_BYTES, type DatasetSource, type OnDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 export interface FileSourceOptions {
   readonly logger: Logger;
@@ -15,7 +15,6 @@ export interface FileSourceOptions {
   readonly pollIntervalMs?: number;
 }
 
-type OnDataset = (dataset: PublishedDataset) => Promise<void> | void;
 
 /** A directory watch, and which directory it is: a directory removed and created again is another one. */
 interface DirectoryWatch {

@@ -3,7 +3,7 @@ import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { assembleSnapshot, formatIssuePath, keepUnchangedRepresentations, lastModifiedAfter, latestLastModifiedMs, withLateBrotli, type Snapshot } from '@reviews/domain';
 import { Counter, Gauge, Histogram, registeredOnce, withSpan, type Logger, type Metrics } from '@reviews/runtime';
 import type { FollowerHealth, SnapshotFollower } from './follower.js';
-import type { DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
+import type { DatasetOutcome, DatasetSource, PublishedDataset, SourceRefusal } from './source.js';
 import { BUILD_REFUSAL_REASONS, buildError, type Rejection } from './follow-build.js';
 import { createContentBuilder, type LateBrotli } from './follow-offthread.js';
 
@@ -157,13 +157,13 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
     current = withLateBrotli(snapshot, bodies);
   };
 
-  const offer = async (dataset: PublishedDataset) => {
-    if (closed) return;
+  const offer = async (dataset: PublishedDataset): Promise<DatasetOutcome> => {
+    if (closed) return 'refused';
     const stopTimer = metrics.buildDuration.startTimer({ service });
     const started = performance.now();
     const result = await withSpan('dataset build', { attributes: { 'dataset.version': dataset.version } }, () => build(dataset));
     stopTimer();
-    if (closed) return;
+    if (closed) return 'refused';
     if (!result.ok) {
       const { rejection } = result;
       metrics.loadFailures.inc({ service, reason: rejection.reason });
@@ -171,13 +171,13 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
       // The count goes in the line after: a dataset wrong in every review would log a line per review and replica.
       for (const issue of rejection.issues.slice(0, MAX_LOGGED_ISSUES)) logger.error({ datasetVersion: dataset.version, path: formatIssuePath(issue.path), code: issue.code }, issue.message);
       logger.error({ datasetVersion: dataset.version, reason: rejection.reason, issueCount: rejection.issues.length, serving: current?.version ?? null }, 'dataset refused; keeping the current snapshot');
-      return;
+      return 'refused';
     }
     lastAcceptedAt = performance.now();
     const next = result.snapshot;
     const previous = current;
     // Same content re-offered (a reconnect, a re-saved file): nothing changes, nobody is notified.
-    if (previous?.version === next.version) return;
+    if (previous?.version === next.version) return 'served';
     current = next;
     if (previous) metrics.info.remove({ service, version: previous.version });
     metrics.info.set({ service, version: next.version }, 1);
@@ -194,6 +194,7 @@ export function startFollowingSnapshots(source: DatasetSource, options: FollowOp
         logger.error({ err: error }, 'snapshot listener failed');
       }
     }
+    return 'served';
   };
 
   const firstLoad = source.subscribe(offer);

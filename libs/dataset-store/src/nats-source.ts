@@ -6,7 +6,7 @@ import { versionOfSha256 } from '@reviews/domain';
 import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, getBlobWithin, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
-import { datasetLoadFailures, type DatasetSource, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
+import { datasetLoadFailures, type DatasetSource, type OnDataset, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
 const NATS_REFUSAL_REASONS = ['invalid_pointer', 'missing_object', 'corrupt_object', 'digest_mismatch'] as const;
@@ -57,6 +57,8 @@ export class NatsDatasetSource implements DatasetSource {
   /** What that revision held: a bucket made anew can reach the same revision with another pointer. */
   private handledPointer: string | null = null;
   private deliveredVersion: string | null = null;
+  /** Whether the consumer has served any version this source offered: until then a refused pointer sends it back in history. */
+  private served = false;
   private queue: Promise<void> = Promise.resolve();
   private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
   private running: Promise<void> | null = null;
@@ -71,7 +73,7 @@ export class NatsDatasetSource implements DatasetSource {
     this.connectedGauge.set({ service: options.service }, 0);
   }
 
-  subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+  subscribe(onDataset: OnDataset): Promise<void> {
     if (this.running) throw new Error('NatsDatasetSource.subscribe() may be called once');
     // Its series start at 0, so that an alert on their increase sees a pod's first refusal.
     for (const reason of NATS_REFUSAL_REASONS) datasetLoadFailures(this.options.registry)?.inc({ service: this.options.service, reason }, 0);
@@ -96,7 +98,7 @@ export class NatsDatasetSource implements DatasetSource {
   }
 
   /** Connect (retrying forever), then keep a pointer watch alive until close(). */
-  private async run(onDataset: (dataset: PublishedDataset) => Promise<void> | void, initial: Deferred): Promise<void> {
+  private async run(onDataset: OnDataset, initial: Deferred): Promise<void> {
     const nc = await this.connectUntilClosed(initial);
     if (nc === null) return initial.resolve();
     this.nc = nc;
@@ -186,21 +188,59 @@ export class NatsDatasetSource implements DatasetSource {
   }
 
   /** Handle pointer entries one at a time, in arrival order, so deliveries never overtake each other. */
-  private enqueue(buckets: DatasetBuckets, entry: KvEntry, onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+  private enqueue(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<void> {
     this.queue = this.queue
       .then(() => this.handle(buckets, entry, onDataset))
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'unexpected failure handling a dataset pointer'));
     return this.queue;
   }
 
-  private async handle(buckets: DatasetBuckets, entry: KvEntry, onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void> {
+  private async handle(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<void> {
     if (this.closed || entry.revision <= this.handledRevision) return;
     this.handledRevision = entry.revision;
     this.handledPointer = entry.string();
+    const outcome = await this.offer(buckets, entry, onDataset);
+    if (outcome === 'retry') {
+      // NATS trouble mid-fetch (timeout, disconnect, a stalled read): forget this revision and
+      // restart the watch, whose replay of the latest pointer offers it again.
+      this.handledRevision = entry.revision - 1;
+      this.watcher?.stop();
+      return;
+    }
+    if (outcome === 'refused' && !this.served) await this.offerEarlier(buckets, entry.revision, onDataset);
+  }
+
+  /**
+   * A replica that starts while the current pointer is refused (a pointer written past the publish
+   * CLI, an object gone) would serve nothing until the next publish, and a rollout then takes the
+   * service down: it serves the newest earlier version that passes instead, as the replicas running
+   * before it still do. `/readyz` keeps reporting the refusal.
+   */
+  private async offerEarlier(buckets: DatasetBuckets, refusedRevision: number, onDataset: OnDataset): Promise<void> {
+    const earlier: KvEntry[] = [];
+    for await (const entry of await buckets.pointers.history({ key: POINTER_KEY })) {
+      if (entry.revision < refusedRevision && entry.operation === 'PUT') earlier.unshift(entry);
+    }
+    for (const entry of earlier) {
+      if (this.closed || this.handledRevision !== refusedRevision) return;
+      const outcome = await this.offer(buckets, entry, onDataset);
+      if (outcome === 'retry') return;
+      if (outcome === 'served') {
+        const summary = `the current dataset pointer (revision ${refusedRevision}) is refused; serving the newest earlier version that passes, ${this.deliveredVersion} (revision ${entry.revision})`;
+        this.options.logger.warn({ revision: entry.revision, version: this.deliveredVersion, refusedRevision }, summary);
+        // Dated after the acceptance, so /readyz goes on saying the pod serves less than the pointer names.
+        this.lastRefusal = { at: performance.now(), summary };
+        return;
+      }
+    }
+  }
+
+  /** Fetch, check and hand over the version one pointer entry names. */
+  private async offer(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<'served' | 'refused' | 'retry'> {
     const read = readPointer(entry);
     if (!read.ok) return this.refuse('invalid_pointer', read.problem, { revision: entry.revision });
     const pointer = read.pointer;
-    if (pointer.version === this.deliveredVersion) return;
+    if (pointer.version === this.deliveredVersion) return this.served ? 'served' : 'refused';
     let dataset: PublishedDataset;
     try {
       const fetched = await this.fetchVerified(buckets, pointer);
@@ -213,22 +253,21 @@ export class NatsDatasetSource implements DatasetSource {
         traceparent: pointer.traceparent,
       };
     } catch (error) {
-      if (this.closed) return;
-      // NATS trouble mid-fetch (timeout, disconnect, a stalled read): forget this revision and
-      // restart the watch, whose replay of the latest pointer offers it again.
-      this.handledRevision = entry.revision - 1;
+      if (this.closed) return 'refused';
       this.options.logger.warn({ err: error, version: pointer.version }, 'could not fetch the published dataset; retrying');
-      this.watcher?.stop();
-      return;
+      return 'retry';
     }
     this.deliveredVersion = pointer.version;
     this.options.logger.info({ version: pointer.version, revision: entry.revision, size: pointer.size, traceparent: pointer.traceparent }, 'dataset version offered by NATS');
     try {
       // The rebuild joins the publish's trace: publish -> swap -> notifications is one trace.
       const span = { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(pointer.traceparent), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': `${POINTER_BUCKET}.${POINTER_KEY}`, 'dataset.version': pointer.version } };
-      await withSpan('dataset receive', span, () => onDataset(dataset));
+      const outcome = (await withSpan('dataset receive', span, () => onDataset(dataset))) ?? 'served';
+      if (outcome === 'served') this.served = true;
+      return outcome;
     } catch (error) {
       this.options.logger.error({ err: error, version: pointer.version }, 'dataset consumer failed');
+      return 'refused';
     }
   }
 
@@ -264,10 +303,11 @@ export class NatsDatasetSource implements DatasetSource {
     return getBlobWithin(buckets.objects, name, FETCH_STALL_MS, closed);
   }
 
-  private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): void {
+  private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): 'refused' {
     this.options.logger.error({ ...context, reason, bucket: POINTER_BUCKET }, `dataset refused, keeping the previous one: ${problem}`);
     this.lastRefusal = { at: performance.now(), summary: `dataset pointer refused (${reason}): ${problem}` };
     datasetLoadFailures(this.options.registry)?.inc({ service: this.options.service, reason });
+    return 'refused';
   }
 
   private setConnected(connected: boolean, detail: string): void {

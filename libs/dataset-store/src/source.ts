@@ -44,6 +44,14 @@ export interface SourceRefusal {
 }
 
 /**
+ * What the consumer made of a delivered dataset: `refused` when it could not build it. A source that
+ * has nothing served yet may then offer an earlier version; no answer counts as served.
+ */
+export type DatasetOutcome = 'served' | 'refused';
+
+export type OnDataset = (dataset: PublishedDataset) => Promise<DatasetOutcome | void> | DatasetOutcome | void;
+
+/**
  * "Give me the current dataset and tell me when it changes." Implemented by the embedded file
  * watcher (standalone) and by NATS JetStream (pods); one contract test suite runs against both.
  */
@@ -52,7 +60,7 @@ export interface DatasetSource {
    * Deliver the current dataset, if any, then every later change, in order, until `close()`.
    * Resolves once the current dataset (or its absence) has been delivered.
    */
-  subscribe(onDataset: (dataset: PublishedDataset) => Promise<void> | void): Promise<void>;
+  subscribe(onDataset: OnDataset): Promise<void>;
   health(): SourceHealth;
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
 import { buildSnapshotFromInput, contentHash, datasetVersion, type DatasetInput, type Snapshot } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
-import { FileDatasetSource, followSnapshots, type DatasetSource, type PublishedDataset, type SnapshotFollower } from '@reviews/dataset-store';
+import { FileDatasetSource, followSnapshots, type DatasetSource, type OnDataset, type SnapshotFollower } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { waitFor } from '../../../test/support/eventually.js';
 
@@ -155,7 +155,7 @@ describe('followSnapshots', () => {
 
   /** A follower fed by the test, each version stamped with the publish time the test gives (`servingSince` null: the follower's default). */
   async function handFedFollower(servingSince: Date | null = LONG_AGO) {
-    let deliver: (dataset: PublishedDataset) => Promise<void> | void = () => undefined;
+    let deliver: OnDataset = () => undefined;
     const handFed: DatasetSource = {
       subscribe: async (onDataset) => {
         deliver = onDataset;

@@ -157,6 +157,18 @@ describe('NATS dataset store and source (real nats-server)', () => {
     expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
   });
 
+  // Running replicas keep the version they serve; one started now (a rollout, a lost node) had nothing to keep and never became ready.
+  it('starts a replica while the current pointer is refused on the newest earlier version that passes, and says so in /readyz', async () => {
+    const late = await startReplica(server);
+    try {
+      expect(late.follower.health()).toMatchObject({ ready: true, version: datasetVersion(v2), lastRejection: expect.stringMatching(/current dataset pointer \(revision \d+\) is refused; serving .* \(revision \d+\)/) });
+      // It went back past the missing and the truncated object, each refused as it was.
+      expect([await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'invalid_json' }), await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'digest_mismatch' }), await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })]).toEqual([1, 1, 1]);
+    } finally {
+      await late.follower.close();
+    }
+  });
+
   it("refuses a pointer whose version is not the object's content hash (the version replicas would serve)", async () => {
     const bytes = Buffer.from(JSON.stringify(v3));
     await objects.putBlob({ name: 'v/mislabelled.json' }, bytes);
