@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { StorageType } from '@nats-io/jetstream';
-import type { KvEntry, KvOptions } from '@nats-io/kv';
+import type { KV, KvEntry, KvOptions } from '@nats-io/kv';
 import type { ObjectStore, ObjectStoreOptions } from '@nats-io/obj';
 import { z } from 'zod';
 import { MAX_DATASET_BYTES } from './source.js';
@@ -98,4 +98,19 @@ export async function getBlobWithin(objects: ObjectStore, name: string, ms: numb
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The pointer's earlier revisions, newest first, each read by its revision. Not the client's
+ * `history()`: its iterator waits for as many entries as were there when it began, and a publish
+ * meanwhile discards the oldest (the bucket keeps POINTER_HISTORY), so it never ends. The bucket
+ * holds one key, so its revisions are consecutive.
+ */
+export async function earlierPointers(pointers: KV, before: number): Promise<KvEntry[]> {
+  const entries: KvEntry[] = [];
+  for (let revision = before - 1; revision > 0 && revision >= before - POINTER_HISTORY; revision--) {
+    const entry = await pointers.get(POINTER_KEY, { revision });
+    if (entry?.operation === 'PUT') entries.push(entry);
+  }
+  return entries;
 }

@@ -5,7 +5,7 @@ import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKi
 import { versionOfSha256 } from '@reviews/domain';
 import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
-import { DATASET_OBJECT_BUCKET, getBlobWithin, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
+import { DATASET_OBJECT_BUCKET, earlierPointers, getBlobWithin, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
 import { datasetLoadFailures, type DatasetSource, type OnDataset, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
@@ -217,11 +217,7 @@ export class NatsDatasetSource implements DatasetSource {
    * before it still do. `/readyz` keeps reporting the refusal.
    */
   private async offerEarlier(buckets: DatasetBuckets, refusedRevision: number, onDataset: OnDataset): Promise<void> {
-    const earlier: KvEntry[] = [];
-    for await (const entry of await buckets.pointers.history({ key: POINTER_KEY })) {
-      if (entry.revision < refusedRevision && entry.operation === 'PUT') earlier.unshift(entry);
-    }
-    for (const entry of earlier) {
+    for (const entry of await earlierPointers(buckets.pointers, refusedRevision)) {
       if (this.closed || this.handledRevision !== refusedRevision) return;
       const outcome = await this.offer(buckets, entry, onDataset);
       if (outcome === 'retry') return;

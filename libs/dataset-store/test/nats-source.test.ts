@@ -215,6 +215,9 @@ describe('NATS dataset store and source (real nats-server)', () => {
     for (let seed = 10; seed < 16; seed++) await store.publish(buildDataset({ reviews: 5, seed }));
     const names = (await objects.list()).filter((o) => !o.deleted).map((o) => o.name);
     expect(names).toHaveLength(5);
+    // Nor the store's record of each deletion, which would otherwise pile up one per publish for good.
+    const { state } = await (await jetstreamManager(nc)).streams.info(`OBJ_${DATASET_OBJECT_BUCKET}`, { subjects_filter: `$O.${DATASET_OBJECT_BUCKET}.M.>` });
+    expect(Object.keys(state.subjects ?? {})).toHaveLength(5);
     const current = await pointers.get(POINTER_KEY);
     expect(names).toContain((current!.json() as DatasetPointer).object);
   });
