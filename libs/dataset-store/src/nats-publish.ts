@@ -6,7 +6,7 @@ import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, with
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
 import { connectNats } from './nats-connect.js';
-import { DatasetTooLargeError, NatsDatasetStore, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
+import { DatasetTooLargeError, NatsDatasetStore, PointerMovedError, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
 import { MAX_DATASET_BYTES } from './source.js';
 
@@ -131,9 +131,14 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
       return result;
     });
     io.out(describe(outcome));
+    if ('pruneProblem' in outcome && outcome.pruneProblem !== undefined) io.err(`warning: old dataset objects were left for the next publish to remove: ${outcome.pruneProblem}`);
     return PUBLISH_EXIT.ok;
   } catch (error) {
     if (error instanceof DatasetTooLargeError) return reportInvalid(file, [{ code: 'too_large', path: [], message: error.message }], io);
+    if (error instanceof PointerMovedError) {
+      io.err(`publishing to NATS at ${displayedServers(servers)}: ${error.message}`);
+      return PUBLISH_EXIT.natsUnavailable;
+    }
     io.err(`publishing to NATS at ${displayedServers(servers)} failed: ${(error as Error).message}; the current dataset is unchanged`);
     return PUBLISH_EXIT.natsUnavailable;
   } finally {

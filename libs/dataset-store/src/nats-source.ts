@@ -217,10 +217,17 @@ export class NatsDatasetSource implements DatasetSource {
    * before it still do. `/readyz` keeps reporting the refusal.
    */
   private async offerEarlier(buckets: DatasetBuckets, refusedRevision: number, onDataset: OnDataset): Promise<void> {
+    // /readyz names the current pointer's refusal, not the last of the earlier ones tried.
+    const currentRefusal = this.lastRefusal;
     for (const entry of await earlierPointers(buckets.pointers, refusedRevision)) {
       if (this.closed || this.handledRevision !== refusedRevision) return;
       const outcome = await this.offer(buckets, entry, onDataset);
-      if (outcome === 'retry') return;
+      if (outcome === 'retry') {
+        // As for the current pointer: offer it all again once the watch restarts.
+        this.handledRevision = refusedRevision - 1;
+        this.watcher?.stop();
+        return;
+      }
       if (outcome === 'served') {
         const summary = `the current dataset pointer (revision ${refusedRevision}) is refused; serving the newest earlier version that passes, ${this.deliveredVersion} (revision ${entry.revision})`;
         this.options.logger.warn({ revision: entry.revision, version: this.deliveredVersion, refusedRevision }, summary);
@@ -229,6 +236,8 @@ export class NatsDatasetSource implements DatasetSource {
         return;
       }
     }
+    // A refusal by the consumer (the build) is not the source's: then the source reports none.
+    if (!this.served) this.lastRefusal = currentRefusal && { at: performance.now(), summary: currentRefusal.summary };
   }
 
   /** Fetch, check and hand over the version one pointer entry names. */
@@ -236,7 +245,11 @@ export class NatsDatasetSource implements DatasetSource {
     const read = readPointer(entry);
     if (!read.ok) return this.refuse('invalid_pointer', read.problem, { revision: entry.revision });
     const pointer = read.pointer;
-    if (pointer.version === this.deliveredVersion) return this.served ? 'served' : 'refused';
+    if (pointer.version === this.deliveredVersion) {
+      // The pointer names again what is served (a fallback's repair): nothing is refused any more.
+      if (this.served) this.lastRefusal = null;
+      return this.served ? 'served' : 'refused';
+    }
     let dataset: PublishedDataset;
     try {
       const fetched = await this.fetchVerified(buckets, pointer);

@@ -1,7 +1,7 @@
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, JetStreamApiCodes, JetStreamApiError, JsHeaders, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Base64UrlPaddedCodec, Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as createHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { canonicalBytesVersion, canonicalDatasetBytes, type DatasetInput } from '@reviews/domain';
 import {
   DATASET_OBJECT_BUCKET,
@@ -41,6 +41,8 @@ export interface PublishOutcome {
   readonly status: 'published' | 'already-current';
   readonly version: string;
   readonly pointer: DatasetPointer;
+  /** Why old objects could not be pruned after the pointer moved (the publish itself succeeded). */
+  readonly pruneProblem?: string;
 }
 
 /** `publishIfEmpty` found a dataset pointer and left the store as it was. */
@@ -58,6 +60,11 @@ export interface PublishOptions {
 /** Thrown when a stored object does not read back as written; the pointer was not moved. */
 export class DatasetStoreError extends Error {
   override readonly name: string = 'DatasetStoreError';
+}
+
+/** The pointer moved, but what follows it failed: unlike other store errors, the current dataset changed. */
+export class PointerMovedError extends DatasetStoreError {
+  override readonly name = 'PointerMovedError';
 }
 
 /** The dataset itself is refused, whatever the state of NATS: publishing it again cannot help. */
@@ -109,11 +116,13 @@ export function currentDatasetVersion(nc: NatsConnection): () => Promise<string 
 export class NatsDatasetStore {
   private constructor(
     private readonly buckets: DatasetBuckets,
+    private readonly js: JetStreamClient,
     private readonly manager: JetStreamManager,
   ) {}
 
   static async open(nc: NatsConnection, replicas: number): Promise<NatsDatasetStore> {
-    return new NatsDatasetStore(await openDatasetBuckets(nc, replicas), await jetstreamManager(nc, { timeout: NATS_REQUEST_TIMEOUT_MS }));
+    const js = jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS });
+    return new NatsDatasetStore(await openDatasetBuckets(nc, replicas), js, await js.jetstreamManager());
   }
 
   async publish(input: DatasetInput, options: PublishOptions = {}): Promise<PublishOutcome> {
@@ -168,12 +177,21 @@ export class NatsDatasetStore {
         if (isLostPointerRace(error)) continue;
         throw error;
       }
-      // A publisher pruning meanwhile may have deleted this version's object, stored before its
-      // last five (a version published again reuses it): store it again rather than leave the
-      // pointer naming nothing.
-      if (!(await this.holds(object))) await this.storeVerified(object, bytes, sha256);
-      await this.pruneOldVersions(revision);
-      return { status: 'published', version, pointer };
+      try {
+        // A publisher pruning meanwhile may be deleting this version's object, stored before its
+        // last five (a version published again reuses it). Claiming it after the move settles the
+        // race either way: a deletion still to come finds its record changed and leaves it, one
+        // already done is seen here and the object stored again.
+        if (!(await this.claim(object))) await this.storeVerified(object, bytes, sha256);
+      } catch (error) {
+        throw new PointerMovedError(`the pointer now names ${version}, but its object could not be kept: ${(error as Error).message}; publish the same file again`);
+      }
+      // The next publish prunes what this one could not.
+      const pruneProblem = await this.pruneOldVersions(revision).then(
+        () => null,
+        (error: unknown) => (error as Error).message,
+      );
+      return { status: 'published', version, pointer, ...(pruneProblem === null ? {} : { pruneProblem }) };
     }
     throw new DatasetStoreError(`the pointer kept moving under ${POINTER_CAS_ATTEMPTS} publish attempts; try again`);
   }
@@ -190,9 +208,23 @@ export class NatsDatasetStore {
     }
   }
 
-  private async holds(name: string): Promise<boolean> {
-    const info = await this.buckets.objects.info(name);
-    return info !== null && !info.deleted;
+  /**
+   * Rewrites the object's metadata record as it is, on condition that it is still the record just
+   * read: true when the object is there (its record now newer than any a pruning publisher listed),
+   * false when it is deleted or gone.
+   */
+  private async claim(name: string): Promise<boolean> {
+    const subject = metadataSubject(name);
+    for (;;) {
+      const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
+      if (record === null || record.json<{ deleted?: boolean }>().deleted === true) return false;
+      try {
+        await this.js.publish(subject, record.data, { headers: rollup(), expect: { lastSubjectSequence: record.seq } });
+        return true;
+      } catch (error) {
+        if (!isLostPointerRace(error)) throw error;
+      }
+    }
   }
 
   private async readsBackAs(name: string, sha256: string): Promise<boolean> {
@@ -213,25 +245,49 @@ export class NatsDatasetStore {
    * once past UNNAMED_OBJECT_GRACE_MS: a younger one may be a concurrent publish in flight.
    */
   private async pruneOldVersions(movedTo: number): Promise<void> {
+    // Listed before the pointer is read: an object another publisher claimed before this listing was
+    // pointed to before it, so the pointer read next names it; one claimed later is not deleted.
+    const stored = await this.storedObjects();
     // Other publishers may have moved the pointer since: their versions are the most recent.
-    const latest = Math.max(movedTo, (await this.buckets.pointers.get(POINTER_KEY))?.revision ?? 0);
+    const latest = await this.buckets.pointers.get(POINTER_KEY);
+    if (latest === null) return;
     const recent: string[] = [];
-    for (const entry of await earlierPointers(this.buckets.pointers, latest + 1)) {
+    for (const entry of await earlierPointers(this.buckets.pointers, Math.max(movedTo, latest.revision) + 1)) {
       const read = readPointer(entry);
       if (read.ok && !recent.includes(read.pointer.object)) recent.push(read.pointer.object);
     }
-    const stored = await this.storedObjects();
     const byPublishOrder = (name: string) => {
       const index = recent.indexOf(name);
       return index === -1 ? recent.length : index;
     };
     stored.sort((a, b) => byPublishOrder(a.name) - byPublishOrder(b.name) || b.storedAtMs - a.storedAtMs);
-    const now = Date.now();
+    // The server's clock, as on the records' times: a publisher's own clock may be off.
+    const now = latest.created.getTime();
     for (const stale of stored.slice(RETAINED_VERSIONS)) {
       if (!recent.includes(stale.name) && now - stale.storedAtMs < UNNAMED_OBJECT_GRACE_MS) continue;
-      await this.buckets.objects.delete(stale.name);
-      await this.dropDeletionRecord(stale.name);
+      await this.deleteUnlessClaimed(stale);
     }
+  }
+
+  /**
+   * Deletes an object unless its metadata record changed since it was listed (a publisher claimed it
+   * for a version published again), then removes the deletion's own record: the object store's
+   * `delete()` leaves one for good (a soak test counted 79 after 82 publishes, each holding a whole
+   * 8 MB block on disk and in nats-server 2.9's memory). Chunks go by the listed object's nuid and
+   * records up to the deletion's, so an object stored again under the name meanwhile is untouched.
+   */
+  private async deleteUnlessClaimed(stale: StoredObject): Promise<void> {
+    const subject = metadataSubject(stale.name);
+    const deletion = JSON.stringify({ ...stale.meta, deleted: true, size: 0, chunks: 0, digest: '' });
+    let deletionSeq: number;
+    try {
+      deletionSeq = (await this.js.publish(subject, deletion, { headers: rollup(), expect: { lastSubjectSequence: stale.seq } })).seq;
+    } catch (error) {
+      if (isLostPointerRace(error)) return;
+      throw error;
+    }
+    await this.manager.streams.purge(OBJECT_STREAM, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${stale.meta.nuid}` });
+    await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: deletionSeq + 1 });
   }
 
   /**
@@ -239,29 +295,35 @@ export class NatsDatasetStore {
    * iterator waits for as many records as were there when it began, and a deletion meanwhile (another
    * publisher pruning) takes one away, so it never ended (about one run in three of 8 concurrent publishes).
    */
-  private async storedObjects(): Promise<{ name: string; storedAtMs: number }[]> {
+  private async storedObjects(): Promise<StoredObject[]> {
     const { state } = await this.manager.streams.info(OBJECT_STREAM, { subjects_filter: `${OBJECT_META_PREFIX}>` });
-    const stored: { name: string; storedAtMs: number }[] = [];
+    const stored: StoredObject[] = [];
     for (const subject of Object.keys(state.subjects ?? {})) {
       const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
-      const meta = record?.json<{ name: string; deleted?: boolean }>();
-      if (record && meta && !meta.deleted) stored.push({ name: meta.name, storedAtMs: record.time.getTime() });
+      const meta = record?.json<StoredObject['meta'] & { deleted?: boolean }>();
+      if (record && meta && !meta.deleted) stored.push({ name: meta.name, storedAtMs: record.time.getTime(), seq: record.seq, meta });
     }
     return stored;
   }
+}
 
-  /**
-   * The object store leaves a `deleted` metadata record for each object it deletes, and nothing ever
-   * removes it: one more per publish, for good (a soak test counted 79 after 82 publishes, each holding
-   * a whole 8 MB block on disk and in nats-server 2.9's memory). Purged up to and including that
-   * record only, so a publisher storing the same name again meanwhile keeps its own.
-   */
-  private async dropDeletionRecord(name: string): Promise<void> {
-    const subject = `${OBJECT_META_PREFIX}${Base64UrlPaddedCodec.encode(name)}`;
-    const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
-    if (record === null || record.json<{ deleted?: boolean }>().deleted !== true) return;
-    await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: record.seq + 1 });
-  }
+/** An object as its metadata record describes it, and that record's sequence (what a conditional deletion expects). */
+interface StoredObject {
+  readonly name: string;
+  readonly storedAtMs: number;
+  readonly seq: number;
+  readonly meta: { readonly name: string; readonly nuid: string } & Record<string, unknown>;
+}
+
+function metadataSubject(name: string): string {
+  return `${OBJECT_META_PREFIX}${Base64UrlPaddedCodec.encode(name)}`;
+}
+
+/** A record that replaces the subject's earlier ones, as the object store writes its metadata. */
+function rollup(): MsgHdrs {
+  const headers = createHeaders();
+  headers.set(JsHeaders.RollupHdr, JsHeaders.RollupValueSubject);
+  return headers;
 }
 
 function isLostPointerRace(error: unknown): boolean {

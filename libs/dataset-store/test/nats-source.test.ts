@@ -164,6 +164,9 @@ describe('NATS dataset store and source (real nats-server)', () => {
       expect(late.follower.health()).toMatchObject({ ready: true, version: datasetVersion(v2), lastRejection: expect.stringMatching(/current dataset pointer \(revision \d+\) is refused; serving .* \(revision \d+\)/) });
       // It went back past the missing and the truncated object, each refused as it was.
       expect([await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'invalid_json' }), await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'digest_mismatch' }), await metricValue(late.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })]).toEqual([1, 1, 1]);
+      // The usual repair, publishing the good version again, leaves nothing refused to report.
+      await store.publish(v2);
+      await eventually(() => late.follower.health().lastRejection === null);
     } finally {
       await late.follower.close();
     }
@@ -232,6 +235,21 @@ describe('NATS dataset store and source (real nats-server)', () => {
     const kept = new Set((await objects.list()).filter((o) => !o.deleted).map((o) => o.name));
     expect(again).toBe(published[1]);
     expect([...kept].sort()).toEqual([last, again, published[5], published[4], published[3]].sort());
+  });
+
+  // A rollback reuses an old object: a publisher pruning at the same time had it among the ones to delete.
+  it('keeps the object of a version published again while another publish prunes: the pointer never names a deleted object', async () => {
+    const objectOf = async (seed: number) => (await store.publish(buildDataset({ reviews: 5, seed }))).pointer.object;
+    for (let round = 0; round < 8; round++) {
+      const base = 100 + round * 10;
+      const published = [];
+      for (let seed = base; seed < base + 6; seed++) published.push(await objectOf(seed));
+      // The first of these six is sixth newest now: the next publish's prune deletes it, unless it is published again.
+      await Promise.all([objectOf(base + 6), store.publish(buildDataset({ reviews: 5, seed: base }))]);
+      const current = (await pointers.get(POINTER_KEY))!.json() as DatasetPointer;
+      const stored = new Set((await objects.list()).filter((o) => !o.deleted).map((o) => o.name));
+      expect([round, stored.has(current.object)]).toEqual([round, true]);
+    }
   });
 
   // Each publisher prunes after its own pointer move: it must not take objects that others stored and are about to point to.

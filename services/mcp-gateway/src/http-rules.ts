@@ -24,7 +24,7 @@ export const MAX_MESSAGE_DEPTH = 64;
  */
 export const MAX_MESSAGE_VALUES = 1000;
 
-const EXPOSED_HEADERS = 'Mcp-Session-Id, Retry-After';
+const EXPOSED_HEADERS = 'Mcp-Session-Id, Retry-After, Allow';
 /** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
 const SDK_ACCEPT = 'application/json, text/event-stream';
 

@@ -62,8 +62,10 @@ async function announce(snapshot: Snapshot, deps: DistributionDeps): Promise<voi
   const { store, queue, logger, now } = deps;
   const traceparent = activeTraceparent();
   const publishedAtMs = snapshot.publishedAt.getTime();
-  const current = deps.currentVersion ? await deps.currentVersion() : null;
-  if (current !== null && current !== snapshot.version) {
+  // With a shared pointer, only what it names is announced: not a replica's fallback to an earlier
+  // version while the pointer is refused or unreadable (null), nor a lagging replica's older one.
+  const current = deps.currentVersion ? await deps.currentVersion() : snapshot.version;
+  if (current !== snapshot.version) {
     logger.debug({ version: snapshot.version, current }, 'dataset superseded before it was announced; its successor will be');
     return;
   }
