@@ -247,7 +247,9 @@ export class NatsDatasetStore {
   private async pruneOldVersions(movedTo: number): Promise<void> {
     // Listed before the pointer is read: an object another publisher claimed before this listing was
     // pointed to before it, so the pointer read next names it; one claimed later is not deleted.
-    const stored = await this.storedObjects();
+    const { stored, deleted } = await this.storedObjects();
+    // A deletion record still there is a prune cut short (or the client's own delete()): its chunks may be too.
+    for (const leftover of deleted) await this.finishDeletion(leftover.meta.nuid, metadataSubject(leftover.name), leftover.seq);
     // Other publishers may have moved the pointer since: their versions are the most recent.
     const latest = await this.buckets.pointers.get(POINTER_KEY);
     if (latest === null) return;
@@ -286,7 +288,12 @@ export class NatsDatasetStore {
       if (isLostPointerRace(error)) return;
       throw error;
     }
-    await this.manager.streams.purge(OBJECT_STREAM, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${stale.meta.nuid}` });
+    await this.finishDeletion(stale.meta.nuid, subject, deletionSeq);
+  }
+
+  /** Both purges may be done again: a prune cut short between them is finished by the next (leftoverDeletions). */
+  private async finishDeletion(nuid: string, subject: string, deletionSeq: number): Promise<void> {
+    await this.manager.streams.purge(OBJECT_STREAM, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${nuid}` });
     await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: deletionSeq + 1 });
   }
 
@@ -295,15 +302,16 @@ export class NatsDatasetStore {
    * iterator waits for as many records as were there when it began, and a deletion meanwhile (another
    * publisher pruning) takes one away, so it never ended (about one run in three of 8 concurrent publishes).
    */
-  private async storedObjects(): Promise<StoredObject[]> {
+  private async storedObjects(): Promise<{ stored: StoredObject[]; deleted: StoredObject[] }> {
     const { state } = await this.manager.streams.info(OBJECT_STREAM, { subjects_filter: `${OBJECT_META_PREFIX}>` });
     const stored: StoredObject[] = [];
+    const deleted: StoredObject[] = [];
     for (const subject of Object.keys(state.subjects ?? {})) {
       const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
       const meta = record?.json<StoredObject['meta'] & { deleted?: boolean }>();
-      if (record && meta && !meta.deleted) stored.push({ name: meta.name, storedAtMs: record.time.getTime(), seq: record.seq, meta });
+      if (record && meta) (meta.deleted ? deleted : stored).push({ name: meta.name, storedAtMs: record.time.getTime(), seq: record.seq, meta });
     }
-    return stored;
+    return { stored, deleted };
   }
 }
 

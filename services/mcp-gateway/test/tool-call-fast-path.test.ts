@@ -156,7 +156,7 @@ describe('tools/call fast path', () => {
   it('sends the CORS headers of an allowed Origin like the SDK path', async () => {
     const { answer, taken } = await compare(call(10, 'search_reviews', { query: 'the', limit: 1 }), headers({ Origin: 'http://localhost:6274' }));
     expect(taken).toBe(true);
-    expect(answer.headers).toEqual(expect.arrayContaining(['Access-Control-Allow-Origin: http://localhost:6274', 'Access-Control-Expose-Headers: Mcp-Session-Id, Retry-After']));
+    expect(answer.headers).toEqual(expect.arrayContaining(['Access-Control-Allow-Origin: http://localhost:6274', 'Access-Control-Expose-Headers: Mcp-Session-Id, Retry-After, Allow']));
   });
 
   it.each([
