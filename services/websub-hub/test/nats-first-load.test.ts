@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connectNats, NatsDatasetStore } from '@reviews/dataset-store';
+import { Kvm } from '@nats-io/kv';
+import { connectNats, NatsDatasetStore, POINTER_BUCKET, POINTER_KEY } from '@reviews/dataset-store';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import { createNatsJobQueue } from '../src/queue/nats-queue.js';
@@ -67,5 +68,17 @@ describe('a hub replica loading its first dataset', () => {
     loading.publish(snapshot);
     await waitFor(() => subscriber.notifications('old-job').length === 1, 10_000, 'the notification sent once the dataset is loaded');
     expect(subscriber.countReceived('old-job', snapshot.topic('reviews').identity.body)).toBe(1);
+  }, 60_000);
+
+  // A replica that starts while the pointer is refused serves an earlier version: announcing it would send subscribers back in time.
+  it('announces nothing while the dataset pointer cannot be read', async () => {
+    const announced = snapshotFor(71).topic('reviews').identity.etag;
+    await (await new Kvm(jetstream(nc)).open(POINTER_BUCKET)).put(POINTER_KEY, 'not a pointer');
+    const earlier = new TestFollower();
+    earlier.publish(snapshotFor(73));
+    // start() returns once its first announcement is decided.
+    const hub = await startHub({ pki, dataDir: dir.path, follower: earlier, nats: { nc, ackWaitMs: 5_000, deliveryConcurrency: 2 } });
+    hubs.push(hub);
+    expect((await hub.store.topicState('reviews'))?.etag).toBe(announced);
   }, 60_000);
 });
