@@ -1,4 +1,4 @@
-import type { Issue } from '@reviews/domain';
+import { customIssue, type Issue } from '@reviews/domain';
 
 /** Dataset bytes that are not JSON text; `issue` says why and where. */
 export class NotDatasetJson extends Error {
@@ -20,7 +20,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * refused with the byte offset of the first malformed sequence. Throws NotDatasetJson, as
  * JSON.parse would, so a caller holds no result object that keeps the parsed JSON alive.
  */
-export function parseDatasetJson(bytes: Uint8Array): unknown {
+export function parseDatasetJson(bytes: Uint8Array, { canonical = false }: { canonical?: boolean } = {}): unknown {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -31,12 +31,72 @@ export function parseDatasetJson(bytes: Uint8Array): unknown {
     const byte = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
     throw new NotDatasetJson({ code: 'invalid_utf8', path: [], message: `not valid UTF-8: malformed byte sequence at byte offset ${offset} (0x${byte}); save the file as UTF-8` });
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new NotDatasetJson({ code: 'invalid_json', path: [], message: `not valid JSON: ${(error as Error).message}` });
   }
+  // A publisher's canonical bytes come from JSON.stringify, which cannot repeat a name.
+  const repeated = canonical ? null : firstRepeatedName(text);
+  if (repeated !== null) {
+    throw new NotDatasetJson(customIssue(repeated, 'this name appears twice in its object; JSON.parse keeps the last silently (RFC 8259 §4: names SHOULD be unique), so say which one you mean'));
+  }
+  return value;
 }
+
+/**
+ * The path of the first object member whose name its object already has, in JSON text known to be
+ * valid. A publisher's `"rating": 5, "rating": 1` was served as 1, with nothing said.
+ */
+function firstRepeatedName(text: string): (string | number)[] | null {
+  // One entry per open object or array: the names seen so far (null in an array), and the path to it.
+  const names: (Set<string> | null)[] = [];
+  const path: (string | number)[] = [];
+  let expectingName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      let escaped = false;
+      for (let d = text.charCodeAt(end); d !== QUOTE; d = text.charCodeAt(end)) {
+        if (d === BACKSLASH) {
+          escaped = true;
+          end++;
+        }
+        end++;
+      }
+      const seen = names[names.length - 1];
+      if (expectingName && seen) {
+        const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        if (seen.has(name)) return [...path.slice(0, -1), name];
+        seen.add(name);
+        path[path.length - 1] = name;
+        expectingName = false;
+      }
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      names.push(c === OPEN_OBJECT ? new Set() : null);
+      path.push(c === OPEN_OBJECT ? '' : 0);
+      expectingName = c === OPEN_OBJECT;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      names.pop();
+      path.pop();
+    } else if (c === COMMA) {
+      if (names[names.length - 1]) expectingName = true;
+      else path[path.length - 1] = (path[path.length - 1] as number) + 1;
+    }
+  }
+  return null;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
 
 /**
  * Where the first byte sequence that is not well-formed UTF-8 starts (Unicode §3.9, table 3-7).

@@ -64,7 +64,7 @@ function validatedBefore(raw: unknown, input: ValidatedBefore['input']): Validat
 export function buildContent({ bytes, version, baseUrl, publishedAt, lastModified }: BuildRequest, compress?: Compress, validation?: ValidationMemo): ContentOutcome {
   let raw: unknown;
   try {
-    raw = parseDatasetJson(bytes);
+    raw = parseDatasetJson(bytes, { canonical: version !== undefined });
   } catch (error) {
     if (!(error instanceof NotDatasetJson)) throw error;
     // Bytes that are not UTF-8 are not JSON text either (RFC 8259 §8.1): one refusal reason for both.

@@ -41,4 +41,19 @@ describe('parseDatasetJson', () => {
   it('refuses UTF-8 that is not JSON', () => {
     expect(refusal(Buffer.from('{"a":'))).toEqual({ code: 'invalid_json', path: [], message: expect.stringMatching(/^not valid JSON: /) });
   });
+
+  // JSON.parse keeps the last of two equal names: a publisher's "rating": 5, "rating": 1 was served as 1, silently.
+  it.each([
+    ['a review field', '{"reviews":[{"id":"a"},{"rating":5,"rating":1}]}', ['reviews', 1, 'rating']],
+    ['a name written with an escape', '{"analysis":{"per_review":{"x":{},"\\u0078":{}}}}', ['analysis', 'per_review', 'x']],
+    ['a top-level section', '{"business":{},"reviews":[],"business":{}}', ['business']],
+    ['after arrays, strings holding quotes, braces and commas', '{"a":[[1,{"k":"\\"},{["}],[]],"b":{"a":1},"c":[{"a":1,"b":2},{"a":1,"a":2}]}', ['c', 1, 'a']],
+  ])('refuses a name repeated in one object (%s), naming its path', (_, text, path) => {
+    expect(refusal(Buffer.from(text))).toEqual({ code: 'custom', path, message: expect.stringContaining('appears twice') });
+  });
+
+  it('takes the same name in different objects, and trusts canonical bytes (JSON.stringify repeats none) without looking', () => {
+    expect(parseDatasetJson(Buffer.from('{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":2}],"x":"{\\"x\\":1,\\"x\\":2}"}'))).toMatchObject({ c: [{ x: 1 }, { x: 2 }] });
+    expect(parseDatasetJson(Buffer.from('{"x":1,"x":2}'), { canonical: true })).toEqual({ x: 2 });
+  });
 });
