@@ -82,6 +82,7 @@ function firstRepeatedName(text: string): (string | number)[] | null {
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       names.pop();
       path.pop();
+      expectingName = false;
     } else if (c === COMMA) {
       if (names[names.length - 1]) expectingName = true;
       else path[path.length - 1] = (path[path.length - 1] as number) + 1;
