@@ -8,7 +8,7 @@ import type { Issue } from './schemas/documents.js';
  */
 export function toIssues(error: z.ZodError): Issue[] {
   return error.issues.flatMap((issue): Issue[] => {
-    const path = issue.path.map((key) => (typeof key === 'number' ? key : clipped(String(key))));
+    const path = clippedPath(issue.path.map((key) => (typeof key === 'number' ? key : String(key))));
     if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: clipped(issue.message) }];
     return issue.keys.map((key) => ({ code: issue.code, path: [...path, clipped(key)], message: clipped(`Unrecognized key: "${key}"`) }));
   });
@@ -16,7 +16,11 @@ export function toIssues(error: z.ZodError): Issue[] {
 
 /** An issue that zod cannot see: a broken reference, a duplicate, a repeated parameter. */
 export function customIssue(path: Issue['path'], message: string): Issue {
-  return { code: 'custom', path: path.map((key) => (typeof key === 'number' ? key : clipped(key))), message: clipped(message) };
+  return { code: 'custom', path: clippedPath(path), message: clipped(message) };
+}
+
+function clippedPath(path: Issue['path']): Issue['path'] {
+  return path.map((key) => (typeof key === 'number' ? key : clipped(key)));
 }
 
 /** Characters of a key or message an issue repeats from each end; what lies between is counted, not echoed. */
