@@ -8,7 +8,7 @@ import { datasetFileRefusal } from './file-source.js';
 import { connectNats } from './nats-connect.js';
 import { DatasetTooLargeError, NatsDatasetStore, PointerMovedError, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
-import { MAX_DATASET_BYTES } from './source.js';
+import { MAX_DATASET_BYTES, tooLargeProblem } from './source.js';
 
 /** Exit codes of `npm run dataset:publish` (documented in the README's NATS section). */
 export const PUBLISH_EXIT = { ok: 0, invalidDataset: 1, usage: 2, natsUnavailable: 3 } as const;
@@ -159,7 +159,7 @@ async function checkDatasetFile(file: string, io: PublishCliIo): Promise<number>
   const canonical = JSON.stringify(read.input);
   const size = Buffer.byteLength(canonical);
   // A publish would store these bytes: the store's limit applies to them, not to the file's layout.
-  if (size > MAX_DATASET_BYTES) return reportInvalid(file, [{ code: 'too_large', path: [], message: `dataset is ${size} bytes; the store accepts at most ${MAX_DATASET_BYTES}` }], io);
+  if (size > MAX_DATASET_BYTES) return reportInvalid(file, [{ code: 'too_large', path: [], message: tooLargeProblem(size) }], io);
   const { reviews } = read.input;
   const verified = reviews.filter((review) => review.verified).length;
   io.out(`${file}: valid dataset ${canonicalBytesVersion(canonical)} (${reviews.length} reviews, ${verified} verified); nothing published`);

@@ -200,14 +200,17 @@ export class NatsDatasetSource implements DatasetSource {
     this.handledRevision = entry.revision;
     this.handledPointer = entry.string();
     const outcome = await this.offer(buckets, entry, onDataset);
-    if (outcome === 'retry') {
-      // NATS trouble mid-fetch (timeout, disconnect, a stalled read): forget this revision and
-      // restart the watch, whose replay of the latest pointer offers it again.
-      this.handledRevision = entry.revision - 1;
-      this.watcher?.stop();
-      return;
-    }
+    if (outcome === 'retry') return this.offerAgain(entry.revision);
     if (outcome === 'refused' && !this.served) await this.offerEarlier(buckets, entry.revision, onDataset);
+  }
+
+  /**
+   * NATS trouble mid-fetch (timeout, disconnect, a stalled read): forget this revision and restart
+   * the watch, whose replay of the latest pointer offers it again.
+   */
+  private offerAgain(revision: number): void {
+    this.handledRevision = revision - 1;
+    this.watcher?.stop();
   }
 
   /**
@@ -222,12 +225,8 @@ export class NatsDatasetSource implements DatasetSource {
     for (const entry of await earlierPointers(buckets.pointers, refusedRevision)) {
       if (this.closed || this.handledRevision !== refusedRevision) return;
       const outcome = await this.offer(buckets, entry, onDataset);
-      if (outcome === 'retry') {
-        // As for the current pointer: offer it all again once the watch restarts.
-        this.handledRevision = refusedRevision - 1;
-        this.watcher?.stop();
-        return;
-      }
+      // The walk back starts again with the current pointer.
+      if (outcome === 'retry') return this.offerAgain(refusedRevision);
       if (outcome === 'served') {
         const summary = `the current dataset pointer (revision ${refusedRevision}) is refused; serving the newest earlier version that passes, ${this.deliveredVersion} (revision ${entry.revision})`;
         this.options.logger.warn({ revision: entry.revision, version: this.deliveredVersion, refusedRevision }, summary);

@@ -20,7 +20,7 @@ import {
   sha256Hex,
 } from './nats-layout.js';
 import { publishTraceparent } from './nats-trace.js';
-import { MAX_DATASET_BYTES } from './source.js';
+import { MAX_DATASET_BYTES, tooLargeProblem } from './source.js';
 
 /** JetStream request timeout: bounds every store operation when the server stops answering. */
 export const NATS_REQUEST_TIMEOUT_MS = 5_000;
@@ -57,7 +57,7 @@ export interface PublishOptions {
   readonly traceparent?: string;
 }
 
-/** Thrown when a stored object does not read back as written; the pointer was not moved. */
+/** A store operation failed (an object that does not read back as written, say); unless a PointerMovedError, the pointer was not moved. */
 export class DatasetStoreError extends Error {
   override readonly name: string = 'DatasetStoreError';
 }
@@ -143,7 +143,7 @@ export class NatsDatasetStore {
   private async publishUnless<Refusal>(input: DatasetInput, options: PublishOptions, refuse: (current: PointerRead) => Refusal | null): Promise<PublishOutcome | Refusal> {
     const bytes = canonicalDatasetBytes(input);
     if (bytes.length > MAX_DATASET_BYTES) {
-      throw new DatasetTooLargeError(`dataset is ${bytes.length} bytes; the store accepts at most ${MAX_DATASET_BYTES}`);
+      throw new DatasetTooLargeError(tooLargeProblem(bytes.length));
     }
     const version = canonicalBytesVersion(bytes);
     const sha256 = sha256Hex(bytes);
@@ -174,7 +174,7 @@ export class NatsDatasetStore {
         revision =
           entry !== null && entry.operation === 'PUT' ? await this.buckets.pointers.update(POINTER_KEY, value, entry.revision) : await this.buckets.pointers.create(POINTER_KEY, value);
       } catch (error) {
-        if (isLostPointerRace(error)) continue;
+        if (lostCompareAndSet(error)) continue;
         throw error;
       }
       try {
@@ -222,7 +222,7 @@ export class NatsDatasetStore {
         await this.js.publish(subject, record.data, { headers: rollup(), expect: { lastSubjectSequence: record.seq } });
         return true;
       } catch (error) {
-        if (!isLostPointerRace(error)) throw error;
+        if (!lostCompareAndSet(error)) throw error;
       }
     }
   }
@@ -249,7 +249,7 @@ export class NatsDatasetStore {
     // pointed to before it, so the pointer read next names it; one claimed later is not deleted.
     const { stored, deleted } = await this.storedObjects();
     // A deletion record still there is a prune cut short (or the client's own delete()): its chunks may be too.
-    for (const leftover of deleted) await this.finishDeletion(leftover.meta.nuid, metadataSubject(leftover.name), leftover.seq);
+    for (const leftover of deleted) await this.finishDeletion(leftover.meta.nuid, metadataSubject(leftover.meta.name), leftover.seq);
     // Other publishers may have moved the pointer since: their versions are the most recent.
     const latest = await this.buckets.pointers.get(POINTER_KEY);
     if (latest === null) return;
@@ -262,11 +262,11 @@ export class NatsDatasetStore {
       const index = recent.indexOf(name);
       return index === -1 ? recent.length : index;
     };
-    stored.sort((a, b) => byPublishOrder(a.name) - byPublishOrder(b.name) || b.storedAtMs - a.storedAtMs);
+    stored.sort((a, b) => byPublishOrder(a.meta.name) - byPublishOrder(b.meta.name) || b.storedAtMs - a.storedAtMs);
     // The server's clock, as on the records' times: a publisher's own clock may be off.
     const now = latest.created.getTime();
     for (const stale of stored.slice(RETAINED_VERSIONS)) {
-      if (!recent.includes(stale.name) && now - stale.storedAtMs < UNNAMED_OBJECT_GRACE_MS) continue;
+      if (!recent.includes(stale.meta.name) && now - stale.storedAtMs < UNNAMED_OBJECT_GRACE_MS) continue;
       await this.deleteUnlessClaimed(stale);
     }
   }
@@ -279,19 +279,19 @@ export class NatsDatasetStore {
    * records up to the deletion's, so an object stored again under the name meanwhile is untouched.
    */
   private async deleteUnlessClaimed(stale: StoredObject): Promise<void> {
-    const subject = metadataSubject(stale.name);
+    const subject = metadataSubject(stale.meta.name);
     const deletion = JSON.stringify({ ...stale.meta, deleted: true, size: 0, chunks: 0, digest: '' });
     let deletionSeq: number;
     try {
       deletionSeq = (await this.js.publish(subject, deletion, { headers: rollup(), expect: { lastSubjectSequence: stale.seq } })).seq;
     } catch (error) {
-      if (isLostPointerRace(error)) return;
+      if (lostCompareAndSet(error)) return;
       throw error;
     }
     await this.finishDeletion(stale.meta.nuid, subject, deletionSeq);
   }
 
-  /** Both purges may be done again: a prune cut short between them is finished by the next (leftoverDeletions). */
+  /** Both purges may be done again: a prune cut short between them is finished by the next (its deletion record is still listed). */
   private async finishDeletion(nuid: string, subject: string, deletionSeq: number): Promise<void> {
     await this.manager.streams.purge(OBJECT_STREAM, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${nuid}` });
     await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: deletionSeq + 1 });
@@ -309,7 +309,7 @@ export class NatsDatasetStore {
     for (const subject of Object.keys(state.subjects ?? {})) {
       const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
       const meta = record?.json<StoredObject['meta'] & { deleted?: boolean }>();
-      if (record && meta) (meta.deleted ? deleted : stored).push({ name: meta.name, storedAtMs: record.time.getTime(), seq: record.seq, meta });
+      if (record && meta) (meta.deleted ? deleted : stored).push({ storedAtMs: record.time.getTime(), seq: record.seq, meta });
     }
     return { stored, deleted };
   }
@@ -317,7 +317,6 @@ export class NatsDatasetStore {
 
 /** An object as its metadata record describes it, and that record's sequence (what a conditional deletion expects). */
 interface StoredObject {
-  readonly name: string;
   readonly storedAtMs: number;
   readonly seq: number;
   readonly meta: { readonly name: string; readonly nuid: string } & Record<string, unknown>;
@@ -334,7 +333,7 @@ function rollup(): MsgHdrs {
   return headers;
 }
 
-function isLostPointerRace(error: unknown): boolean {
+function lostCompareAndSet(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
     (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)

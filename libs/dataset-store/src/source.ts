@@ -20,6 +20,11 @@ export interface PublishedDataset {
 /** Largest dataset either source takes. Far above any real funeral home's reviews. */
 export const MAX_DATASET_BYTES = 256 * 1024 * 1024;
 
+/** Why canonical dataset bytes of this size cannot be stored (they are over MAX_DATASET_BYTES). */
+export function tooLargeProblem(bytes: number): string {
+  return `dataset is ${bytes} bytes; the store accepts at most ${MAX_DATASET_BYTES}`;
+}
+
 /**
  * dataset_load_failures_total, which the follower registers before a source subscribes: a source
  * counts there what it refuses itself, before any build. Null in a registry without it.
