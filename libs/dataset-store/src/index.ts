@@ -4,6 +4,7 @@ export * from './follow.js';
 export * from './file-source.js';
 export * from './open-source.js';
 export * from './nats-layout.js';
+export * from './nats-object-read.js';
 export * from './nats-store.js';
 export * from './nats-source.js';
 export * from './nats-publish.js';

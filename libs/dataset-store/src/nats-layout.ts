@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { StorageType } from '@nats-io/jetstream';
 import type { KV, KvEntry, KvOptions } from '@nats-io/kv';
-import type { ObjectStore, ObjectStoreOptions } from '@nats-io/obj';
+import { Base64UrlPaddedCodec, type ObjectStoreOptions } from '@nats-io/obj';
 import { z } from 'zod';
 import { MAX_DATASET_BYTES } from './source.js';
 
@@ -10,6 +10,9 @@ import { MAX_DATASET_BYTES } from './source.js';
  * replica create-or-bind the buckets with these settings, so whichever starts first creates them.
  */
 export const DATASET_OBJECT_BUCKET = 'datasets';
+/** The object store's stream: one metadata record per object name, and the chunks of each stored object. */
+export const OBJECT_STREAM = `OBJ_${DATASET_OBJECT_BUCKET}`;
+export const OBJECT_METADATA_PREFIX = `$O.${DATASET_OBJECT_BUCKET}.M.`;
 export const POINTER_BUCKET = 'dataset-pointer';
 export const POINTER_KEY = 'current';
 
@@ -51,6 +54,15 @@ export function datasetObjectName(version: string): string {
   return `v/${version}.json`;
 }
 
+export function objectMetadataSubject(name: string): string {
+  return `${OBJECT_METADATA_PREFIX}${Base64UrlPaddedCodec.encode(name)}`;
+}
+
+/** Where one stored copy's chunks are, by the nuid its metadata record names. */
+export function objectChunkSubject(nuid: string): string {
+  return `$O.${DATASET_OBJECT_BUCKET}.C.${nuid}`;
+}
+
 /** The value of `dataset-pointer/current`. `traceparent` lives here because KV puts carry no headers. */
 export const DatasetPointer = z.object({
   version: z.string().min(1),
@@ -82,22 +94,6 @@ export function readPointer(entry: KvEntry): PointerRead {
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/**
- * An object's bytes (null when it does not exist), or an error once `ms` pass or `abandon` settles
- * first: the client waits forever for chunks that a deletion took away while it read.
- */
-export async function getBlobWithin(objects: ObjectStore, name: string, ms: number, abandon?: Promise<never>): Promise<Uint8Array | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`reading ${DATASET_OBJECT_BUCKET}/${name} stalled for ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([objects.getBlob(name), stalled, ...(abandon ? [abandon] : [])]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

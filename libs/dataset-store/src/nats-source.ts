@@ -5,7 +5,8 @@ import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKi
 import { versionOfSha256 } from '@reviews/domain';
 import { connectNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
-import { DATASET_OBJECT_BUCKET, earlierPointers, getBlobWithin, POINTER_BUCKET, POINTER_KEY, readPointer, sha256Hex, type DatasetPointer } from './nats-layout.js';
+import { DATASET_OBJECT_BUCKET, earlierPointers, POINTER_BUCKET, POINTER_KEY, readPointer, type DatasetPointer } from './nats-layout.js';
+import { readDatasetObject } from './nats-object-read.js';
 import { datasetLoadFailures, type DatasetSource, type OnDataset, type PublishedDataset, type SourceHealth, type SourceRefusal } from './source.js';
 
 /** Why an offered dataset was refused; the `reason` label of dataset_load_failures_total. */
@@ -31,9 +32,9 @@ const RECONNECT_WAIT_MS = 1_000;
 const WATCH_WARN_EVERY = 60;
 
 /**
- * An object read that has not finished by then is given up and retried like any NATS trouble: the
- * client's chunk stream never ends when the chunks go away under it (an object pruned mid-read),
- * which would otherwise hold every later pointer move, and start-up, forever.
+ * An object read that has not finished by then is given up and retried like any NATS trouble: a server
+ * answering each chunk read just within the request timeout would otherwise hold every later pointer
+ * move, and start-up, for as long as the object has chunks.
  */
 const FETCH_STALL_MS = 30_000;
 
@@ -62,8 +63,8 @@ export class NatsDatasetSource implements DatasetSource {
   private queue: Promise<void> = Promise.resolve();
   private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
   private running: Promise<void> | null = null;
-  /** Resolved by close(): cuts short an object read in progress. */
-  private readonly closing = deferred();
+  /** Aborted by close(): cuts short an object read in progress. */
+  private readonly closing = new AbortController();
   private readonly connectedGauge: Gauge<'service'>;
 
   constructor(private readonly options: NatsDatasetSourceOptions) {
@@ -88,7 +89,7 @@ export class NatsDatasetSource implements DatasetSource {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.closing.resolve();
+    this.closing.abort(new Error('the source was closed'));
     this.retryTimer?.wake();
     this.watcher?.stop();
     await this.nc?.close().catch(() => undefined);
@@ -283,32 +284,18 @@ export class NatsDatasetSource implements DatasetSource {
     buckets: DatasetBuckets,
     pointer: DatasetPointer,
   ): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; reason: NatsRefusalReason; problem: string }> {
-    let bytes: Uint8Array | null;
-    try {
-      bytes = await this.readObject(buckets, pointer.object);
-    } catch (error) {
-      // The client checks the chunks against the object's own digest; anything else is transient.
-      if (!/digest/i.test((error as Error).message)) throw error;
-      return { ok: false, reason: 'corrupt_object', problem: `object ${DATASET_OBJECT_BUCKET}/${pointer.object} is corrupt: ${(error as Error).message}` };
-    }
-    if (bytes === null) return { ok: false, reason: 'missing_object', problem: `pointer names ${DATASET_OBJECT_BUCKET}/${pointer.object}, which does not exist` };
+    const read = await readDatasetObject(buckets.js, pointer.object, AbortSignal.any([this.closing.signal, AbortSignal.timeout(FETCH_STALL_MS)]));
+    if (read.status === 'missing') return { ok: false, reason: 'missing_object', problem: `pointer names ${DATASET_OBJECT_BUCKET}/${pointer.object}, which does not exist` };
+    if (read.status === 'corrupt') return { ok: false, reason: 'corrupt_object', problem: `object ${DATASET_OBJECT_BUCKET}/${pointer.object} is corrupt: ${read.problem}` };
+    const { bytes, sha256 } = read;
     if (bytes.length !== pointer.size) {
       return { ok: false, reason: 'digest_mismatch', problem: `object is ${bytes.length} bytes, the pointer says ${pointer.size} (truncated or replaced)` };
     }
-    const sha256 = sha256Hex(bytes);
     if (sha256 !== pointer.sha256) return { ok: false, reason: 'digest_mismatch', problem: `object SHA-256 is ${sha256}, the pointer says ${pointer.sha256}` };
     // The version is served as the snapshot's: it must be the hash of these bytes, as a publisher writes it.
     const version = versionOfSha256(sha256);
     if (version !== pointer.version) return { ok: false, reason: 'digest_mismatch', problem: `the pointer's version ${pointer.version} is not the object's content hash ${version}` };
     return { ok: true, bytes };
-  }
-
-  /** The object's bytes (null when it does not exist), unless close() or a stall comes first. */
-  private async readObject(buckets: DatasetBuckets, name: string): Promise<Uint8Array | null> {
-    const closed = this.closing.promise.then((): never => {
-      throw new Error('the source was closed');
-    });
-    return getBlobWithin(buckets.objects, name, FETCH_STALL_MS, closed);
   }
 
   private refuse(reason: NatsRefusalReason, problem: string, context: Record<string, unknown>): 'refused' {

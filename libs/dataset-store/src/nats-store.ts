@@ -1,15 +1,18 @@
 import { jetstream, JetStreamApiCodes, JetStreamApiError, JsHeaders, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { Base64UrlPaddedCodec, Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
+import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { headers as createHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { canonicalBytesVersion, canonicalDatasetBytes, type DatasetInput } from '@reviews/domain';
 import {
   DATASET_OBJECT_BUCKET,
   datasetObjectName,
   earlierPointers,
-  getBlobWithin,
   type DatasetPointer,
   OBJECT_CHUNK_BYTES,
+  OBJECT_METADATA_PREFIX,
+  OBJECT_STREAM,
+  objectChunkSubject,
+  objectMetadataSubject,
   objectStoreSettings,
   POINTER_BUCKET,
   POINTER_KEY,
@@ -19,6 +22,7 @@ import {
   RETAINED_VERSIONS,
   sha256Hex,
 } from './nats-layout.js';
+import { readDatasetObject } from './nats-object-read.js';
 import { publishTraceparent } from './nats-trace.js';
 import { MAX_DATASET_BYTES, tooLargeProblem } from './source.js';
 
@@ -31,11 +35,8 @@ const POINTER_CAS_ATTEMPTS = 5;
  * publisher's, stored and read back but not yet pointed to (a 256 MiB upload takes about a minute).
  */
 const UNNAMED_OBJECT_GRACE_MS = 15 * 60_000;
-/** A read-back that takes longer has stalled: the client waits forever for chunks a deletion took away. */
+/** A read-back still unfinished by then is given up, as with a server that barely answers. */
 const READ_BACK_STALL_MS = 60_000;
-/** The object store's stream and the subject prefix of its metadata records (one per object name, base64url). */
-const OBJECT_STREAM = `OBJ_${DATASET_OBJECT_BUCKET}`;
-const OBJECT_META_PREFIX = `$O.${DATASET_OBJECT_BUCKET}.M.`;
 
 export interface PublishOutcome {
   readonly status: 'published' | 'already-current';
@@ -72,23 +73,23 @@ export class DatasetTooLargeError extends DatasetStoreError {
   override readonly name = 'DatasetTooLargeError';
 }
 
-/** The two buckets of the dataset store, created on first use with the documented settings. */
+/** The two buckets of the dataset store, created on first use with the documented settings, and the client they were opened with. */
 export interface DatasetBuckets {
   readonly objects: ObjectStore;
   readonly pointers: KV;
+  readonly js: JetStreamClient;
 }
 
 export async function openDatasetBuckets(nc: NatsConnection, replicas: number): Promise<DatasetBuckets> {
-  // The object store checks every chunk it writes and reads against a SHA-256 digest, by default in
-  // pure JavaScript: ~40-60 ms of CPU per 2 MB dataset (one put and one read-back per publish, one
-  // read per replica) instead of ~1-2 ms with node:crypto. Process-wide and idempotent.
+  // The object store digests what it writes with SHA-256, by default in pure JavaScript: ~20-30 ms of
+  // CPU per 2 MB dataset instead of ~1 ms with node:crypto. Process-wide and idempotent.
   setSha256Backend('native');
   const js = jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS });
   const [objects, pointers] = await Promise.all([
     new Objm(js).create(DATASET_OBJECT_BUCKET, objectStoreSettings(replicas)),
     new Kvm(js).create(POINTER_BUCKET, pointerBucketSettings(replicas)),
   ]);
-  return { objects, pointers };
+  return { objects, pointers, js };
 }
 
 /**
@@ -116,13 +117,12 @@ export function currentDatasetVersion(nc: NatsConnection): () => Promise<string 
 export class NatsDatasetStore {
   private constructor(
     private readonly buckets: DatasetBuckets,
-    private readonly js: JetStreamClient,
     private readonly manager: JetStreamManager,
   ) {}
 
   static async open(nc: NatsConnection, replicas: number): Promise<NatsDatasetStore> {
-    const js = jetstream(nc, { timeout: NATS_REQUEST_TIMEOUT_MS });
-    return new NatsDatasetStore(await openDatasetBuckets(nc, replicas), js, await js.jetstreamManager());
+    const buckets = await openDatasetBuckets(nc, replicas);
+    return new NatsDatasetStore(buckets, await buckets.js.jetstreamManager());
   }
 
   async publish(input: DatasetInput, options: PublishOptions = {}): Promise<PublishOutcome> {
@@ -214,12 +214,12 @@ export class NatsDatasetStore {
    * false when it is deleted or gone.
    */
   private async claim(name: string): Promise<boolean> {
-    const subject = metadataSubject(name);
+    const subject = objectMetadataSubject(name);
     for (;;) {
       const record = await this.manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: subject });
       if (record === null || record.json<{ deleted?: boolean }>().deleted === true) return false;
       try {
-        await this.js.publish(subject, record.data, { headers: rollup(), expect: { lastSubjectSequence: record.seq } });
+        await this.buckets.js.publish(subject, record.data, { headers: rollup(), expect: { lastSubjectSequence: record.seq } });
         return true;
       } catch (error) {
         if (!lostCompareAndSet(error)) throw error;
@@ -229,10 +229,10 @@ export class NatsDatasetStore {
 
   private async readsBackAs(name: string, sha256: string): Promise<boolean> {
     try {
-      const stored = await getBlobWithin(this.buckets.objects, name, READ_BACK_STALL_MS);
-      return stored !== null && sha256Hex(stored) === sha256;
+      const stored = await readDatasetObject(this.buckets.js, name, AbortSignal.timeout(READ_BACK_STALL_MS));
+      return stored.status === 'intact' && stored.sha256 === sha256;
     } catch {
-      // The client refuses chunks whose digest disagrees with the object's metadata: not intact.
+      // Deleted or replaced while read (a concurrent prune), or NATS trouble: storing it again settles both.
       return false;
     }
   }
@@ -249,7 +249,7 @@ export class NatsDatasetStore {
     // pointed to before it, so the pointer read next names it; one claimed later is not deleted.
     const { stored, deleted } = await this.storedObjects();
     // A deletion record still there is a prune cut short (or the client's own delete()): its chunks may be too.
-    for (const leftover of deleted) await this.finishDeletion(leftover.meta.nuid, metadataSubject(leftover.meta.name), leftover.seq);
+    for (const leftover of deleted) await this.finishDeletion(leftover.meta.nuid, objectMetadataSubject(leftover.meta.name), leftover.seq);
     // Other publishers may have moved the pointer since: their versions are the most recent.
     const latest = await this.buckets.pointers.get(POINTER_KEY);
     if (latest === null) return;
@@ -279,11 +279,11 @@ export class NatsDatasetStore {
    * records up to the deletion's, so an object stored again under the name meanwhile is untouched.
    */
   private async deleteUnlessClaimed(stale: StoredObject): Promise<void> {
-    const subject = metadataSubject(stale.meta.name);
+    const subject = objectMetadataSubject(stale.meta.name);
     const deletion = JSON.stringify({ ...stale.meta, deleted: true, size: 0, chunks: 0, digest: '' });
     let deletionSeq: number;
     try {
-      deletionSeq = (await this.js.publish(subject, deletion, { headers: rollup(), expect: { lastSubjectSequence: stale.seq } })).seq;
+      deletionSeq = (await this.buckets.js.publish(subject, deletion, { headers: rollup(), expect: { lastSubjectSequence: stale.seq } })).seq;
     } catch (error) {
       if (lostCompareAndSet(error)) return;
       throw error;
@@ -293,7 +293,7 @@ export class NatsDatasetStore {
 
   /** Both purges may be done again: a prune cut short between them is finished by the next (its deletion record is still listed). */
   private async finishDeletion(nuid: string, subject: string, deletionSeq: number): Promise<void> {
-    await this.manager.streams.purge(OBJECT_STREAM, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${nuid}` });
+    await this.manager.streams.purge(OBJECT_STREAM, { filter: objectChunkSubject(nuid) });
     await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: deletionSeq + 1 });
   }
 
@@ -303,7 +303,7 @@ export class NatsDatasetStore {
    * publisher pruning) takes one away, so it never ended (about one run in three of 8 concurrent publishes).
    */
   private async storedObjects(): Promise<{ stored: StoredObject[]; deleted: StoredObject[] }> {
-    const { state } = await this.manager.streams.info(OBJECT_STREAM, { subjects_filter: `${OBJECT_META_PREFIX}>` });
+    const { state } = await this.manager.streams.info(OBJECT_STREAM, { subjects_filter: `${OBJECT_METADATA_PREFIX}>` });
     const stored: StoredObject[] = [];
     const deleted: StoredObject[] = [];
     for (const subject of Object.keys(state.subjects ?? {})) {
@@ -320,10 +320,6 @@ interface StoredObject {
   readonly storedAtMs: number;
   readonly seq: number;
   readonly meta: { readonly name: string; readonly nuid: string } & Record<string, unknown>;
-}
-
-function metadataSubject(name: string): string {
-  return `${OBJECT_META_PREFIX}${Base64UrlPaddedCodec.encode(name)}`;
 }
 
 /** A record that replaces the subject's earlier ones, as the object store writes its metadata. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -57,6 +57,8 @@ describe('NATS dataset store and source (real nats-server)', () => {
   let store: NatsDatasetStore;
   let pointers: KV;
   let objects: ObjectStore;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
   const replicas: Replica[] = [];
   const v1 = buildDataset({ reviews: 30, seed: 1 });
   const v2 = buildDataset({ reviews: 40, seed: 2 });
@@ -76,7 +78,8 @@ describe('NATS dataset store and source (real nats-server)', () => {
     server = await startNatsServer();
     nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     store = await NatsDatasetStore.open(nc, 1);
-    const js = jetstream(nc);
+    js = jetstream(nc);
+    jsm = await jetstreamManager(nc);
     pointers = await new Kvm(js).open(POINTER_BUCKET);
     objects = await new Objm(js).open(DATASET_OBJECT_BUCKET);
   });
@@ -109,6 +112,9 @@ describe('NATS dataset store and source (real nats-server)', () => {
       await eventually(() => seen.length === 1);
       expect(seen[0]).toMatchObject({ version: datasetVersion(v1), traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
       expect(sha256Hex(seen[0]!.bytes)).toBe(outcome.pointer.sha256);
+      // Five reads (the publisher's read-back, three replicas, the probe) leave no consumer behind on the
+      // object stream: each would hold nats-server memory for its 5-minute inactivity threshold.
+      expect(await jsm.consumers.list(`OBJ_${DATASET_OBJECT_BUCKET}`).next()).toEqual([]);
     } finally {
       await probe.close();
     }
@@ -178,6 +184,36 @@ describe('NATS dataset store and source (real nats-server)', () => {
     await forcePointer({ version: datasetVersion(v1), object: 'v/mislabelled.json', sha256: sha256Hex(bytes), size: bytes.length });
     await eventually(async () => (await metricValue(replicas[0]!.metrics, 'dataset_load_failures_total', { reason: 'digest_mismatch' })) === 1);
     expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+  });
+
+  describe('an object whose chunks disagree with its own metadata record', () => {
+    /** Stores `bytes` as an object, lets `tamper` rewrite its chunks, and points `current` at it as if intact. */
+    async function pointAtTampered(name: string, bytes: Buffer, tamper: (chunkSubject: string) => Promise<void>): Promise<void> {
+      const info = await objects.putBlob({ name }, bytes);
+      const chunkSubject = `$O.${DATASET_OBJECT_BUCKET}.C.${info.nuid}`;
+      await jsm.streams.purge(`OBJ_${DATASET_OBJECT_BUCKET}`, { filter: chunkSubject });
+      await tamper(chunkSubject);
+      await forcePointer({ version: versionOfSha256(sha256Hex(bytes)), object: name, sha256: sha256Hex(bytes), size: bytes.length });
+    }
+
+    it('refuses one whose chunk was replaced by other bytes of the same length as corrupt_object, naming both digests', async () => {
+      const bytes = Buffer.from(JSON.stringify(v3));
+      await pointAtTampered('v/tampered.json', bytes, async (chunkSubject) => {
+        const tampered = Buffer.from(bytes);
+        tampered[tampered.length - 2]! ^= 1;
+        await js.publish(chunkSubject, tampered);
+      });
+      for (const replica of replicas) await eventually(async () => (await metricValue(replica.metrics, 'dataset_load_failures_total', { reason: 'corrupt_object' })) === 1);
+      expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+      expect(replicas[0]!.follower.health().lastRejection).toMatch(new RegExp(`corrupt_object.*v/tampered.json is corrupt: it reads ${bytes.length} bytes with SHA-256 [0-9a-f]{64}, its metadata says ${bytes.length} bytes with ${sha256Hex(bytes)}`));
+    });
+
+    it('refuses one whose chunks are gone while its metadata record stays as corrupt_object, not as a read to retry forever', async () => {
+      await pointAtTampered('v/chunkless.json', Buffer.from(JSON.stringify(v1)), async () => undefined);
+      for (const replica of replicas) await eventually(async () => (await metricValue(replica.metrics, 'dataset_load_failures_total', { reason: 'corrupt_object' })) === 2);
+      expect(replicas[1]!.follower.health().lastRejection).toMatch(/corrupt_object.*v\/chunkless.json is corrupt: it has 0 of the 1 chunks its metadata record lists/);
+      expect(versionsServed()).toEqual(replicas.map(() => datasetVersion(v2)));
+    });
   });
 
   it('refuses a malformed pointer value; the next publish repairs it', async () => {
@@ -402,39 +438,6 @@ describe('NATS dataset source when NATS comes back with an empty store', () => {
       await publish(35);
     } finally {
       await follower.close();
-      await server.dispose();
-    }
-  });
-});
-
-describe('NATS dataset source with a fetch that never completes', () => {
-  it('closes at once while an object read is stalled (its chunks purged under it)', async () => {
-    const server = await startNatsServer();
-    const publisher = await connect({ servers: server.url });
-    const metrics = createMetrics();
-    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'stalled', logger: silent, registry: metrics.registry });
-    try {
-      await NatsDatasetStore.open(publisher, 1);
-      const js = jetstream(publisher);
-      const objects = await new Objm(js).open(DATASET_OBJECT_BUCKET);
-      const bytes = Buffer.from(JSON.stringify(buildDataset({ reviews: 8, seed: 6 })));
-      const info = await objects.putBlob({ name: 'v/stalled.json' }, bytes);
-      // The metadata stays, the chunks go: a reader waits for chunks that never come.
-      await (await jetstreamManager(publisher)).streams.purge(`OBJ_${DATASET_OBJECT_BUCKET}`, { filter: `$O.${DATASET_OBJECT_BUCKET}.C.${info.nuid}` });
-      const pointers = await new Kvm(js).open(POINTER_BUCKET);
-      await pointers.put(POINTER_KEY, JSON.stringify({ version: 'stalled', object: 'v/stalled.json', sha256: sha256Hex(bytes), size: bytes.length, published_at: new Date().toISOString(), traceparent: null }));
-
-      const offered: PublishedDataset[] = [];
-      // subscribe() resolves once the current pointer is handled: here, never on its own.
-      const subscribed = source.subscribe((dataset) => void offered.push(dataset));
-      await eventually(() => source.health().connected);
-      const started = Date.now();
-      await Promise.all([source.close(), subscribed]);
-      expect(Date.now() - started).toBeLessThan(5_000);
-      expect(offered).toEqual([]);
-    } finally {
-      await source.close();
-      await publisher.close();
       await server.dispose();
     }
   });
