@@ -182,7 +182,10 @@ export class NatsDatasetStore {
         // last five (a version published again reuses it). Claiming it after the move settles the
         // race either way: a deletion still to come finds its record changed and leaves it, one
         // already done is seen here and the object stored again.
-        if (!(await this.claim(object))) await this.storeVerified(object, bytes, sha256);
+        if (!(await this.claim(object))) {
+          await this.storeVerified(object, bytes, sha256);
+          revision = await this.pointAgain(value, revision);
+        }
       } catch (error) {
         throw new PointerMovedError(`the pointer now names ${version}, but its object could not be kept: ${(error as Error).message}; publish the same file again`);
       }
@@ -194,6 +197,20 @@ export class NatsDatasetStore {
       return { status: 'published', version, pointer, ...(pruneProblem === null ? {} : { pruneProblem }) };
     }
     throw new DatasetStoreError(`the pointer kept moving under ${POINTER_CAS_ATTEMPTS} publish attempts; try again`);
+  }
+
+  /**
+   * Writes the pointer again, unchanged, as a new revision: replicas that read it while its object was
+   * deleted refused it as missing, and only a pointer move makes them fetch again. Another publish
+   * having moved it since needs nothing more: replicas follow that one.
+   */
+  private async pointAgain(value: string, revision: number): Promise<number> {
+    try {
+      return await this.buckets.pointers.update(POINTER_KEY, value, revision);
+    } catch (error) {
+      if (lostCompareAndSet(error)) return revision;
+      throw error;
+    }
   }
 
   /** Put the object unless an intact copy is already there, then prove it reads back byte-exact. */

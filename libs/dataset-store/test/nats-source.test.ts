@@ -291,6 +291,37 @@ describe('NATS dataset store and source (real nats-server)', () => {
     }
   });
 
+  // The rollback's window: a pruner's deletion landing between the re-publisher's pointer move and its claim.
+  it('moves the pointer again after storing a rolled-back object anew, so replicas that found it deleted fetch it', async () => {
+    const rolledBack = buildDataset({ reviews: 5, seed: 300 });
+    await store.publish(rolledBack);
+    await store.publish(buildDataset({ reviews: 5, seed: 301 }));
+    const refusals = () => Promise.all(replicas.map((r) => metricValue(r.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })));
+    const before = await refusals();
+    // The publisher's own steps, with a pruner's deletion between its check of the stored object and its
+    // pointer move, and the claim held until every replica has read the pointer and refused it.
+    const steps = store as unknown as { storeVerified(...args: unknown[]): Promise<void>; claim(name: string): Promise<boolean> };
+    const { storeVerified, claim } = steps;
+    let checks = 0;
+    steps.storeVerified = async (...args) => {
+      await storeVerified.apply(store, args);
+      if (++checks === 1) await objects.delete(`v/${datasetVersion(rolledBack)}.json`);
+    };
+    steps.claim = async (name) => {
+      await eventually(async () => (await refusals()).every((count, i) => count > before[i]!));
+      return claim.call(store, name);
+    };
+    try {
+      const revisionBefore = (await pointers.get(POINTER_KEY))!.revision;
+      expect(await store.publish(rolledBack)).toMatchObject({ status: 'published', version: datasetVersion(rolledBack) });
+      expect((await pointers.get(POINTER_KEY))!.revision).toBe(revisionBefore + 2);
+      await allServe(rolledBack);
+    } finally {
+      delete (steps as Partial<typeof steps>).storeVerified;
+      delete (steps as Partial<typeof steps>).claim;
+    }
+  });
+
   // Each publisher prunes after its own pointer move: it must not take objects that others stored and are about to point to.
   it('lets concurrent publishes finish without deleting each other\'s objects: the last five pointers all name a stored object', async () => {
     const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.publish(buildDataset({ reviews: 5, seed: 40 + i }))));
