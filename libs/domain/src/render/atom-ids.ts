@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
-/** RFC 9562 §6.6: the namespace of names that are URLs. */
-const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
+/** This service's namespace for business feeds (a random UUID, RFC 9562 §6.5): a feed's name in it is the business's id. */
+const FEED_NAMESPACE = '031cba91-26dc-4cc1-8d90-49308eb016ca';
 
 /** A name-based UUID (version 5, SHA-1; RFC 9562 §5.5): the same namespace and name always give the same UUID. */
 export function nameBasedUuid(namespace: string, name: string): string {
@@ -13,11 +13,12 @@ export function nameBasedUuid(namespace: string, name: string): string {
 }
 
 /**
- * Atom ids must not change when a feed is relocated or republished (RFC 4287 §4.2.6), so they never
- * derive from BASE_URL, which moves with a deployment: the feed's from the business's own website,
- * each entry's from the feed's and the review's permanent ULID.
+ * Atom ids must not change when a feed is relocated or republished (RFC 4287 §4.2.6), so they derive
+ * from neither BASE_URL, which moves with a deployment, nor the business's website, which moves too
+ * (http to https, a trailing slash, a new domain: each had re-issued every entry to feed readers):
+ * the feed's from the business's id, each entry's from the feed's and the review's permanent ULID.
  */
-export function atomIds(businessUrl: string): { feed: string; entry: (reviewId: string) => string } {
-  const feed = nameBasedUuid(URL_NAMESPACE, businessUrl);
+export function atomIds(businessId: string): { feed: string; entry: (reviewId: string) => string } {
+  const feed = nameBasedUuid(FEED_NAMESPACE, businessId);
   return { feed: `urn:uuid:${feed}`, entry: (reviewId) => `urn:uuid:${nameBasedUuid(feed, reviewId)}` };
 }

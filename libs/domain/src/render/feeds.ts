@@ -119,7 +119,7 @@ function atomEntry(entry: FeedEntry, id: string): XmlElement {
 /** Atom 1.0 (RFC 4287) of the 50 newest reviews, with rel="hub" and rel="self" links. */
 export function renderAtomFeed(doc: ReviewsDocument, urls: PublicUrls): string {
   const entries = feedEntries(doc, urls);
-  const ids = atomIds(doc.business.url);
+  const ids = atomIds(doc.business.id);
   return serializeXml({
     name: 'feed',
     attributes: { xmlns: ATOM_NAMESPACE, 'xml:lang': 'en' },

@@ -264,7 +264,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       operationId: 'getAtomFeed',
       tag: 'feeds',
       summary: `Atom feed of the ${FEED_SIZE} newest reviews`,
-      description: `Atom 1.0 (RFC 4287) feed of the ${FEED_SIZE} newest reviews, newest first, with \`<link rel="self">\` and \`<link rel="hub">\`. Ids are \`urn:uuid:\` name-based UUIDs of the business's website and each review's id, so they stay the same wherever the service is deployed (RFC 4287 §4.2.6); each entry's content is plain text and its \`alternate\` link the review's source URL, else \`${urls.reviews}#<review id>\`. A WebSub topic.`,
+      description: `Atom 1.0 (RFC 4287) feed of the ${FEED_SIZE} newest reviews, newest first, with \`<link rel="self">\` and \`<link rel="hub">\`. Ids are \`urn:uuid:\` name-based UUIDs of the business's id and each review's id, so they stay the same wherever the service is deployed and wherever the business's website moves (RFC 4287 §4.2.6); each entry's content is plain text and its \`alternate\` link the review's source URL, else \`${urls.reviews}#<review id>\`. A WebSub topic.`,
       content: { 'application/atom+xml': { schema: { type: 'string', description: 'An Atom 1.0 feed document (RFC 4287).' } } },
       topic: 'feedAtom',
     }),

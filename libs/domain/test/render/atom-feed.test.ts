@@ -45,10 +45,10 @@ function entryLinks(xml: string): string[] {
   return [...xml.matchAll(/<link rel="alternate" href="([^"]*)"\/>/g)].map((match) => match[1] as string);
 }
 
-// Name-based (version 5) UUIDs of the sample business's URL and of TRICKY_REVIEW's id within it, computed
-// independently (Python: uuid.uuid5(uuid.NAMESPACE_URL, 'https://evergreen.example.com'), then uuid5 of that and the id).
-const FEED_ID = 'urn:uuid:3e09c4ab-d4f0-59af-bd6d-88b1377e2730';
-const TRICKY_ENTRY_ID = 'urn:uuid:89513b12-44d8-5679-ae0e-bc53c9c24cb8';
+// Name-based (version 5) UUIDs of the sample business's id and of TRICKY_REVIEW's id within it, computed independently
+// (Python: uuid.uuid5(uuid.UUID('031cba91-26dc-4cc1-8d90-49308eb016ca'), 'evergreen-funeral-home'), then uuid5 of that and the id).
+const FEED_ID = 'urn:uuid:86fec333-c92e-50ef-987b-0253231d6c9c';
+const TRICKY_ENTRY_ID = 'urn:uuid:a9f8cd0c-7e98-5a88-904d-b79e26d15d8a';
 
 describe('renderAtomFeed', () => {
   withJing(`is valid Atom 1.0 (RFC 4287 RELAX NG schema), with text that needs escaping and with no reviews${JING_NOTE}`, async () => {
@@ -97,7 +97,7 @@ describe('renderAtomFeed', () => {
     expect(xml).toContain('<published>2099-12-31T00:00:00Z</published>');
   });
 
-  it('keeps its ids when the service moves (RFC 4287 §4.2.6): they come from the business and the reviews, not from BASE_URL', () => {
+  it('keeps its ids when the service or the business website moves (RFC 4287 §4.2.6): they come from the business id and the reviews', () => {
     const doc = sampleDocument();
     const here = renderAtomFeed(doc, URLS);
     const there = renderAtomFeed(doc, publicUrls('https://elsewhere.example.net:8443/'));
@@ -105,7 +105,11 @@ describe('renderAtomFeed', () => {
     expect(there).toContain(`<id>${FEED_ID}</id>`);
     expect(entryIds(there)).toEqual(entryIds(here));
     expect(entryIds(here)).toContain(TRICKY_ENTRY_ID);
-    const otherBusiness = renderAtomFeed({ ...doc, business: { ...doc.business, url: 'https://another-home.example.com' } }, URLS);
+    // A website fixed from http to https, or given a trailing slash, is the same business.
+    const relocated = renderAtomFeed({ ...doc, business: { ...doc.business, url: 'https://www.evergreen.example.com/' } }, URLS);
+    expect(relocated).toContain(`<id>${FEED_ID}</id>`);
+    expect(entryIds(relocated)).toEqual(entryIds(here));
+    const otherBusiness = renderAtomFeed({ ...doc, business: { ...doc.business, id: 'another-home' } }, URLS);
     expect(entryIds(otherBusiness).some((id) => entryIds(here).includes(id))).toBe(false);
   });
 
