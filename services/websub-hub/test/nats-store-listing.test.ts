@@ -1,8 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
-import { openNatsSubscriptionStore } from '../src/store/nats-store.js';
+import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
 import { sampleSubscription } from './store-contract.js';
 import { KEEP_WRITES_MS, silentLogger } from './support.js';
@@ -43,4 +43,14 @@ describe('NATS subscription store listing', () => {
       expect(listed.map((s) => s.key).sort()).toEqual(keys);
     }
   }, 30_000);
+
+  // Each scrape of websub_subscriptions and each announcement lists: a consumer left per listing stayed on
+  // the stream for the server's 5-minute inactivity threshold, a dozen or more per hub at all times.
+  it('leaves no consumer on the bucket after listing, also when removed subscriptions left markers', async () => {
+    const removed = sampleSubscription('https://subscriber.example/cb/removed');
+    await store.update(removed.key, () => removed);
+    await store.update(removed.key, () => null);
+    for (let i = 0; i < 3; i++) expect((await store.list()).map((s) => s.key)).not.toContain(removed.key);
+    expect(await (await jetstreamManager(nc)).consumers.list(`KV_${SUBSCRIPTIONS_BUCKET}`).next()).toEqual([]);
+  });
 });

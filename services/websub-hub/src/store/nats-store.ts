@@ -1,4 +1,5 @@
-import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, StorageType, type Consumer, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { TopicName } from '@reviews/domain';
 import type { Logger } from '@reviews/runtime';
@@ -12,8 +13,14 @@ const CAS_ATTEMPTS = 20;
 /** A listing receives its first entries within milliseconds and then thousands per second; see listValues. */
 const LISTING_STALL_MS = 2_000;
 const LISTING_ATTEMPTS = 5;
-/** Where a KV bucket keeps its keys (ADR-8 of nats-architecture-and-design). */
+/** Entries one fetch of a listing asks for. */
+const LISTING_BATCH = 1_000;
+/** How long a listing consumer left behind (its hub gone mid-listing) outlives its last fetch. */
+const LISTING_CONSUMER_INACTIVE_MS = 30_000;
+/** Where a KV bucket keeps its keys, and how it marks a deletion (ADR-8 of nats-architecture-and-design). */
 const BUCKET_STREAM = `KV_${SUBSCRIPTIONS_BUCKET}`;
+const KEY_SUBJECT_PREFIX = `$KV.${SUBSCRIPTIONS_BUCKET}.`;
+const KV_OPERATION_HEADER = 'KV-Operation';
 
 export interface NatsSubscriptionStoreOptions {
   readonly logger: Logger;
@@ -68,7 +75,7 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
     remake: async () => void (await openBucket()),
     logger,
   });
-  const records = () => remade(() => listValues<SubscriptionRecord>(kv, jsm, 'sub.>'));
+  const records = () => remade(() => listValues<SubscriptionRecord>(js, jsm, 'sub.>'));
   return {
     get: (key) => remade(async () => subscriptionIn(readJson<SubscriptionRecord>(await kv.get(`sub.${key}`)))),
     list: async () => (await records()).filter(isSubscription),
@@ -83,54 +90,67 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
 }
 
 /**
- * Every value under `filter` in one pass: the bucket's history, streamed by one consumer in sequence
+ * Every value under `filter` in one pass: the bucket's history, fetched by one consumer in sequence
  * order, so the last entry of each key is its current value or its delete marker (with history 1,
  * the bucket's setting, it is the only one). A key listing followed by a get per key took 350-630 ms
  * at 3,000 subscriptions, this 60-110 ms; an announcement waits for it before its first
  * notification, and every scrape of websub_subscriptions reads it.
  *
- * The consumer's own end of listing, an entry with nothing pending, never comes when a key in range
- * is updated before the consumer reaches it: nats-server 2.9 still counts the replaced revision as
- * pending. A fan-out does that all the time, each delivery recording its outcome, and such a
- * listing used to wait for its watchdog and start again. So the listing also ends once it has
- * received the range's last message: the replaced revision's successor comes later in the stream,
- * so it ends only when the last message in range, read again, is one it has received. A listing
- * that stalls all the same (nothing received for LISTING_STALL_MS) is abandoned and started again.
+ * The listing ends once it has received the range's last message: an update to a key in range
+ * comes later in the stream, so it ends only when the last message in range, read again, is one it
+ * has received. (A consumer's own count of what is pending cannot say: nats-server 2.9 still counts
+ * a replaced revision as pending, and a fan-out updates keys all the time, each delivery recording
+ * its outcome.) A listing that stalls all the same (a fetch receives nothing for LISTING_STALL_MS) is
+ * abandoned and started again.
+ *
+ * The consumer is the listing's own and deleted after it: the client's `kv.history()` leaves its
+ * push consumer on the stream for the server's 5-minute inactivity threshold, one per listing, so
+ * every scrape and announcement added one.
  */
-async function listValues<T>(kv: KV, jsm: JetStreamManager, filter: string): Promise<T[]> {
-  const subjects = `$KV.${SUBSCRIPTIONS_BUCKET}.${filter}`;
+async function listValues<T>(js: JetStreamClient, jsm: JetStreamManager, filter: string): Promise<T[]> {
+  const subjects = `${KEY_SUBJECT_PREFIX}${filter}`;
   const lastInRange = async (): Promise<number> => (await jsm.streams.getMessage(BUCKET_STREAM, { last_by_subj: subjects }))?.seq ?? 0;
   for (let attempt = 1; ; attempt++) {
-    let last = await lastInRange();
-    const iterator = await kv.history({ key: filter });
-    let abandoned = false;
-    let received = 0;
-    let receivedAtLastCheck = -1;
-    const watchdog = setInterval(() => {
-      if (received > receivedAtLastCheck) {
-        receivedAtLastCheck = received;
-        return;
-      }
-      abandoned = true;
-      iterator.stop();
-    }, LISTING_STALL_MS);
-    const values = new Map<string, T>();
+    const consumer = await jsm.consumers.add(BUCKET_STREAM, {
+      filter_subject: subjects,
+      deliver_policy: DeliverPolicy.All,
+      ack_policy: AckPolicy.None,
+      mem_storage: true,
+      num_replicas: 1,
+      inactive_threshold: nanos(LISTING_CONSUMER_INACTIVE_MS),
+    });
     try {
-      for await (const entry of iterator) {
-        received++;
-        const value = readJson<T>(entry);
-        if (value === null) values.delete(entry.key);
-        else values.set(entry.key, value);
-        if (entry.revision >= last) {
-          last = await lastInRange();
-          if (entry.revision >= last) break;
-        }
-      }
+      // Read once the consumer exists: whatever it names, the consumer delivers.
+      const values = await receiveUntil(js.consumers.getConsumerFromInfo(consumer), await lastInRange(), lastInRange);
+      if (values !== null) return [...values.values()] as T[];
     } finally {
-      clearInterval(watchdog);
+      // On a connection closed meanwhile the consumer goes after its inactivity threshold.
+      await jsm.consumers.delete(BUCKET_STREAM, consumer.name).catch(() => undefined);
     }
-    if (!abandoned) return [...values.values()];
     if (attempt === LISTING_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} stalled for ${LISTING_STALL_MS} ms, ${LISTING_ATTEMPTS} times`);
+  }
+}
+
+/** Each key's value (a delete marker removes it) up to the range's last message; null once a fetch stalls. */
+async function receiveUntil(consumer: Consumer, lastAtStart: number, lastInRange: () => Promise<number>): Promise<Map<string, unknown> | null> {
+  const values = new Map<string, unknown>();
+  let last = lastAtStart;
+  if (last === 0) return values;
+  for (;;) {
+    const batch = await consumer.fetch({ max_messages: LISTING_BATCH, expires: LISTING_STALL_MS });
+    let received = 0;
+    for await (const message of batch) {
+      received++;
+      const key = message.subject.slice(KEY_SUBJECT_PREFIX.length);
+      // A delete or purge marker carries its operation in a header; a value carries none.
+      if (message.headers?.get(KV_OPERATION_HEADER)) values.delete(key);
+      else values.set(key, message.json());
+      if (message.seq >= last) {
+        last = await lastInRange();
+        if (message.seq >= last) return values;
+      }
+    }
+    if (received === 0) return null;
   }
 }
 
