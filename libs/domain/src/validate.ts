@@ -148,13 +148,20 @@ function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | nul
 /** Levels of arrays and objects a dataset may nest: far beyond its deepest field (about 8). */
 const MAX_NESTING = 64;
 
-/** Matches only a surrogate code unit without its partner (a paired one is consumed as one code point under `u`). */
-const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
+/**
+ * Matches a surrogate code unit without its partner (a paired one is consumed as one code point under
+ * `u`), and the characters XML 1.0 cannot hold: C0 controls but tab, line feed and carriage return,
+ * and U+FFFE/U+FFFF.
+ */
+const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /**
  * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
  * surrogate serialises as a `\udXXX` escape that strict JSON parsers and UTF-8 encoders reject
  * (RFC 8259 §8.2), so it would make every representation of the dataset unreadable to some clients.
+ * Nor may it hold a character XML cannot: the Atom feed would drop it while the JSON kept it, and an
+ * author of control characters alone became an empty name that feed readers replaced with the
+ * business's (feed audit).
  * It walks the parsed JSON, not the schema's output, so a string in a part the schema refuses is
  * checked too: the surrogate is wrong whatever else is. Every replica walks every string of every
  * version, so the walk allocates nothing per value: `path` is its own stack, copied only into an issue.
@@ -166,11 +173,8 @@ function textIssues(value: unknown, path: (string | number)[] = [], issues: Issu
     return issues;
   }
   if (typeof value === 'string') {
-    const unit = UNPAIRED_SURROGATE.exec(value);
-    if (unit) {
-      const hex = unit[0].charCodeAt(0).toString(16).toUpperCase();
-      issues.push(customIssue([...path], `contains an unpaired UTF-16 surrogate (U+${hex} at index ${unit.index}); text must be valid Unicode`));
-    }
+    const found = UNSERVABLE_CHARACTER.exec(value);
+    if (found) issues.push(customIssue([...path], unservableCharacterProblem(found[0].charCodeAt(0), found.index)));
   } else if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
       path.push(index);
@@ -185,6 +189,13 @@ function textIssues(value: unknown, path: (string | number)[] = [], issues: Issu
     }
   }
   return issues;
+}
+
+function unservableCharacterProblem(code: number, index: number): string {
+  const where = `U+${code.toString(16).toUpperCase().padStart(4, '0')} at index ${index}`;
+  if (code >= 0xd800 && code <= 0xdfff) return `contains an unpaired UTF-16 surrogate (${where}); text must be valid Unicode`;
+  if (code < 0x20) return `contains a control character (${where}) that XML, and so the Atom feed, cannot hold; only tab, line feed and carriage return may appear`;
+  return `contains a noncharacter (${where}) that XML, and so the Atom feed, cannot hold`;
 }
 
 /** Reports every occurrence of a key already seen, at the path `pathOf(index)`; items the schema refused are skipped. */

@@ -230,6 +230,43 @@ describe('validateDataset', () => {
     ]);
   });
 
+  // XML cannot hold them: the Atom feed dropped them while the JSON kept them, and an author of controls alone was an empty name.
+  it('rejects control characters but tab, line feed and carriage return, and U+FFFE/U+FFFF, in any string, at their exact path', () => {
+    const issues = issuesAfter((input) => {
+      const [first, second, third, fourth] = input.reviews;
+      if (!first || !second || !third || !fourth) throw new Error('fixture has too few reviews');
+      (first as { text: string | null }).text = 'Tabs\tand\r\nline breaks are fine';
+      (second as { author: string }).author = 'Bell\u0007';
+      (third as { text: string | null }).text = 'Null \u0000 here';
+      (fourth as { text: string | null }).text = 'Reversed BOM \uFFFE';
+      input.business.description = 'Escape \u001B[31m';
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ path: ['business', 'description'], message: 'contains a control character (U+001B at index 7) that XML, and so the Atom feed, cannot hold; only tab, line feed and carriage return may appear' }),
+      expect.objectContaining({ path: ['reviews', 1, 'author'], message: expect.stringContaining('control character (U+0007 at index 4)') }),
+      expect.objectContaining({ path: ['reviews', 2, 'text'], message: expect.stringContaining('control character (U+0000 at index 5)') }),
+      expect.objectContaining({ path: ['reviews', 3, 'text'], message: 'contains a noncharacter (U+FFFE at index 13) that XML, and so the Atom feed, cannot hold' }),
+    ]);
+  });
+
+  it('rejects an author, a review text, a reply or a business name of white space alone (null marks a rating-only review)', () => {
+    const issues = issuesAfter((input) => {
+      const [first, second, third] = input.reviews;
+      if (!first || !second || !third) throw new Error('fixture has too few reviews');
+      (first as { author: string }).author = '   ';
+      (second as { text: string | null }).text = '\n\t';
+      (third as { owner_reply: unknown }).owner_reply = { text: '\u3000', date: third.date };
+      input.business.name = ' ';
+    });
+    const blank = 'must contain a character other than white space';
+    expect(issues).toEqual([
+      expect.objectContaining({ path: ['business', 'name'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 0, 'author'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 1, 'text'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 2, 'owner_reply', 'text'], message: blank }),
+    ]);
+  });
+
   // Issues reach the CLI, the logs and every /readyz answer: a 5 MB unknown key made /readyz 10 MB.
   it('names a huge unknown key or value by its first 150 and last 50 characters and a count of the rest', () => {
     const huge = `x${'\u{1F64F}'.repeat(2_500_000)}`;
@@ -251,7 +288,8 @@ describe('validateDataset', () => {
       const issues = issuesAfter((input) => {
         (input.reviews[0] as { source_url: string }).source_url = bad;
       });
-      expect(issues).toEqual([expect.objectContaining({ path: ['reviews', 0, 'source_url'], message: expect.stringContaining('valid URI') })]);
+      expect(issues).toContainEqual(expect.objectContaining({ path: ['reviews', 0, 'source_url'], message: expect.stringContaining('valid URI') }));
+      expect(issues.filter((issue) => issue.path.join('/') !== 'reviews/0/source_url')).toEqual([]);
     }
     const input = structuredClone(buildDataset());
     (input.reviews[0] as { source_url: string }).source_url = 'https://x.example/caf%C3%A9?b=1&c=%3C2%3E#r-1';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpUrl, Slug } from './primitives.js';
+import { HttpUrl, Slug, VisibleText } from './primitives.js';
 
 export const Address = z.strictObject({
   street_address: z.string().min(1),
@@ -36,7 +36,7 @@ const MAX_BUSINESS_NAME_LENGTH = 200;
 
 export const Business = z.strictObject({
   id: Slug,
-  name: z.string().min(1).max(MAX_BUSINESS_NAME_LENGTH),
+  name: VisibleText.max(MAX_BUSINESS_NAME_LENGTH),
   description: z.string(),
   url: HttpUrl,
   phone: z.string().min(1),

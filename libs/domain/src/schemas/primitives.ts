@@ -48,6 +48,12 @@ export const HttpUrl = z
     message: 'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `',
   });
 
+/**
+ * Text a feed shows as a name, a title or an entry's content: white space alone would show as nothing
+ * (an Atom `<name>   </name>`, which feed readers replaced with the business's name).
+ */
+export const VisibleText = z.string().regex(/\S/u, 'must contain a character other than white space');
+
 /** Lower-case slug used for service, problem, topic and aspect ids. */
 export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');
 

@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { HttpUrl, IsoDate, Ulid } from './primitives.js';
+import { HttpUrl, IsoDate, Ulid, VisibleText } from './primitives.js';
 
-export const OwnerReply = z.strictObject({ text: z.string().min(1), date: IsoDate });
+export const OwnerReply = z.strictObject({ text: VisibleText, date: IsoDate });
 
 export const Review = z
   .strictObject({
     id: Ulid,
-    author: z.string().min(1),
+    author: VisibleText,
     author_avatar_url: HttpUrl.nullable(),
     rating: z.int().min(1).max(5),
     date: IsoDate,
-    text: z.string().min(1).nullable().meta({ description: 'Review text; null for a rating-only review.' }),
+    text: VisibleText.nullable().meta({ description: 'Review text; null for a rating-only review.' }),
     source: z.string().min(1).meta({ examples: ['google'] }),
     source_url: HttpUrl.nullable(),
     owner_reply: OwnerReply.nullable(),
