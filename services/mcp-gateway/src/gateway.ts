@@ -32,6 +32,7 @@ import {
   answerBodyError,
   exposeToOrigin,
   invalidParams,
+  markUncacheable,
   MAX_BODY_BYTES,
   normalizeAcceptForSdk,
   parseJsonBody,
@@ -367,6 +368,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   const limited = rateLimitedAnswer(config, originAllowed);
   return (req, res) => {
     const route = splitTarget(req.url).path === MCP_PATH ? MCP_PATH : UNMATCHED_ROUTE;
+    markUncacheable(res);
     observeRequest(metrics, SERVICE_NAME, req, res, route, logger);
     inRequestSpan(res, () => (route === MCP_PATH && req.method === 'POST' && limited(req, res) ? undefined : serve(req, res)));
   };

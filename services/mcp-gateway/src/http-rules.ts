@@ -295,6 +295,16 @@ export function normalizeAcceptForSdk(req: IncomingMessage): void {
   req.headers.accept = SDK_ACCEPT;
 }
 
+/**
+ * No answer of the gateway is for a cache: a shared one kept a GET's 405 (cacheable by default, RFC
+ * 9110 §15.5.6) or an Origin's 403 and served it to everyone. Answers differ by Origin even when a
+ * request has none (the Fetch standard's "CORS protocol and HTTP caches").
+ */
+export function markUncacheable(res: ServerResponse): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Vary', 'Origin');
+}
+
 /** CORS headers for an allowed browser origin, on every answer (errors included), so a page can read the session id. */
 export function exposeToOrigin(res: ServerResponse, origin: string): void {
   res.setHeader('Vary', 'Origin');

@@ -10,6 +10,7 @@ import { createSessionIds } from '@reviews/mcp-gateway/session-id';
 import { createOriginPolicy } from '@reviews/mcp-gateway/origins';
 import { createMemoizedToolCalls } from '@reviews/mcp-gateway/memoized-tool-calls';
 import { createToolCallFastPath } from '@reviews/mcp-gateway/tool-call-fast-path';
+import { markUncacheable } from '@reviews/mcp-gateway/http-rules';
 import { BASE_URL, fixtureSnapshot, PROTOCOL_VERSION, SECRET } from './helpers.js';
 
 interface RawAnswer {
@@ -91,7 +92,11 @@ describe('tools/call fast path', () => {
       fallbacks += 1;
       sdkGateway(req, res);
     };
-    probe = await serve((req, res) => fastPath(req, res, countingFallback));
+    // As the gateway composes it: its headers for every answer, then the fast path.
+    probe = await serve((req, res) => {
+      markUncacheable(res);
+      fastPath(req, res, countingFallback);
+    });
   });
 
   afterAll(async () => {

@@ -4,6 +4,7 @@ import { parseSearchQuery, parseSinceDate, topicLinkHeader, unexpectedParameters
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
+  negotiableAcceptEncoding,
   observeRequest,
   READ_METHODS,
   sendError,
@@ -94,7 +95,7 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
     return;
   }
   const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
-    cache.get(snapshot, normalizedKey('search', parsed.params), req.headers['accept-encoding'], () => createQueryRepresentation(snapshot.search.search(parsed.params), snapshot)),
+    cache.get(snapshot, normalizedKey('search', parsed.params), negotiableAcceptEncoding(req), () => createQueryRepresentation(snapshot.search.search(parsed.params), snapshot)),
   );
   sendRepresentation(req, res, representation);
 }
@@ -128,7 +129,7 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
       }
       const { date } = parsed;
       const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
-        cache.get(snapshot, normalizedKey('since', { date }), req.headers['accept-encoding'], () => createSinceRepresentation(snapshot, date)),
+        cache.get(snapshot, normalizedKey('since', { date }), negotiableAcceptEncoding(req), () => createSinceRepresentation(snapshot, date)),
       );
       sendRepresentation(req, res, representation);
     }),

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => close(api.server));
 
-const get = (path: string, headers: Record<string, string> = {}) => rawRequest(url, path, headers);
+const get = (path: string, headers: Record<string, string | string[]> = {}) => rawRequest(url, path, headers);
 
 const HUB = `${BASE_URL}/api/websub/hub`;
 const DOCUMENTS = [
@@ -68,6 +68,15 @@ describe.each(DOCUMENTS)('GET $path', ({ path, type, link }) => {
     expect(decoded(res).equals(plain.body)).toBe(true);
     if (encoding) expect(res.headers['etag']).not.toBe(plain.headers['etag']);
     else expect(res.headers['etag']).toBe(plain.headers['etag']);
+  });
+
+  // Varnish picks a cached variant by the first line alone: a br answer to these was served to gzip-only clients.
+  it('answers an Accept-Encoding sent on two lines unencoded, which any cache key accepts', async () => {
+    for (const lines of [['gzip', 'br'], ['identity', 'br'], ['gzip, deflate', 'br;q=1']]) {
+      const res = await get(path, { 'Accept-Encoding': lines });
+      expect([res.status, res.headers['content-encoding'], res.headers['vary']]).toEqual([200, undefined, 'Accept-Encoding']);
+    }
+    expect((await get(path, { 'Accept-Encoding': 'gzip, br' })).headers['content-encoding']).toBe('br');
   });
 
   describe('conditional GET', () => {

@@ -162,11 +162,15 @@ export function createUnavailableHubHandler(reason: () => string): RequestHandle
   };
 }
 
-/** Every answer carries the CORS headers: a page the preflight cleared must be able to read it. */
+/**
+ * Every answer carries the CORS headers: a page the preflight cleared must be able to read it. None is
+ * for a cache: a shared one kept a GET's 405, cacheable by default (RFC 9110 §15.5.6).
+ */
 function text(res: ServerResponse, status: number, message: string): void {
   const body = Buffer.from(`${message}\n`, 'utf8');
   res.statusCode = status;
   setCorsHeaders(res);
+  res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Content-Length', body.length);
   res.end(body);

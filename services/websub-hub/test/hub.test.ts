@@ -175,6 +175,8 @@ describe('synchronous refusals never reach the callback', () => {
       const res = await fetch(hub.url, { method, ...(method === 'PUT' ? { body: 'x' } : {}) });
       expect([method, res.status, res.headers.get('allow')]).toEqual([method, 405, 'POST, OPTIONS']);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      // A GET's 405 is cacheable by default: a shared cache kept it.
+      expect(res.headers.get('cache-control')).toBe('no-store');
     }
     const [get, head] = await Promise.all([fetch(hub.url), fetch(hub.url, { method: 'HEAD' })]);
     expect(head.status).toBe(405);

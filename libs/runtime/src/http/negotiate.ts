@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { ContentCoding } from '@reviews/domain';
+import { isRepeatedField } from './conditional.js';
 
 /** Server preference when the client weighs codings equally: smallest body first. */
 const PREFERENCE: readonly ContentCoding[] = ['br', 'gzip', 'identity'];
@@ -72,6 +74,18 @@ function weightOf(coding: ContentCoding, weights: Weights): number {
   // identity is acceptable unless excluded (RFC 9110 §12.5.3), but a client that weighs its listed
   // codings (`br;q=0.5, gzip;q=0.8`) still prefers them: unlisted identity gets the lowest listed weight.
   return coding === 'identity' ? weights.lowestListed : 0;
+}
+
+/**
+ * The Accept-Encoding to negotiate with, or undefined (identity) when the field comes on more than one
+ * line. node:http joins the lines, as RFC 9110 §5.3 reads them, but Varnish picks a cached variant by
+ * the first line alone: a br answer to `gzip` + `br` lines was stored for, and served from the cache
+ * to, every client that accepts gzip but not br. Identity suits any cache key. (Joined lines always
+ * hold a comma, so a single-coding line costs no scan.)
+ */
+export function negotiableAcceptEncoding(req: IncomingMessage): string | undefined {
+  const value = req.headers['accept-encoding'];
+  return value !== undefined && value.includes(',') && isRepeatedField(req.rawHeaders, 'accept-encoding') ? undefined : value;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { ContentCoding, Representation, Variant } from '@reviews/domain';
-import { chooseContentCoding } from './negotiate.js';
+import { chooseContentCoding, negotiableAcceptEncoding } from './negotiate.js';
 import { isNotModified, isPreconditionFailed } from './conditional.js';
 import { sendError } from './errors.js';
 import { CORS_HEADERS } from './cors.js';
@@ -92,7 +92,7 @@ export interface SendOptions {
 export function sendRepresentation(req: IncomingMessage, res: ServerResponse, representation: Representation, options?: SendOptions): void {
   const prepared = preparedFor(representation, options?.link);
   const { headers } = req;
-  const acceptEncoding = headers['accept-encoding'];
+  const acceptEncoding = negotiableAcceptEncoding(req);
   const chosen = acceptEncoding === undefined || prepared.byCoding.size === 1 ? prepared.identity : (prepared.byCoding.get(chooseContentCoding(acceptEncoding, prepared.available)) ?? prepared.identity);
   if ((headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined) && isPreconditionFailed(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared }, req.rawHeaders)) {
     sendError(res, 412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the current representation.');
