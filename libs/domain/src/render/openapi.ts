@@ -25,8 +25,9 @@ const ref = {
 };
 
 const HEAD_NOTE = 'HEAD answers with the same status and headers as GET, without a body.';
-const TEXT_PLAIN = (example: string): Json => ({ 'text/plain': { schema: { type: 'string' }, example } });
-const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
+/** The hub's plain-text answers, with the exact Content-Type it sends. */
+const TEXT_PLAIN = (example: string): Json => ({ 'text/plain; charset=utf-8': { schema: { type: 'string' }, example } });
+const RETRY_AFTER = { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } };
 const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
 
 const INFO_DESCRIPTION = [
@@ -82,7 +83,7 @@ const RESPONSES: Record<string, Json> = {
   HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', content: JSON_ERROR },
   Preflight: {
     description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
-    headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', schema: { type: 'string' } } },
+    headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', required: true, schema: { type: 'string' } } },
   },
 };
 
@@ -104,13 +105,14 @@ function components(urls: PublicUrls): Json {
       WebSubSubscriptionRequest: webSubHubRequest(urls),
     }),
     headers: {
-      ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
-      'Last-Modified': { description: "Publish time of the dataset version in which this representation's bytes last changed (HTTP-date), never before the replica started (a new release may render the same dataset differently), never later than `Date`, and later than the version it replaced (a version stamped earlier, or in the same second, is dated when it replaced it).", schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
-      'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
-      Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', schema: { type: 'string', const: 'Accept-Encoding' } },
-      Allow: { description: 'The methods the path supports.', schema: { type: 'string' } },
+      ETag: { description: 'Strong validator derived from the representation bytes; each content-coding (identity, gzip, br) has its own.', required: true, schema: { type: 'string' }, example: '"hS3tq0yQe3VDMgHx6xkQ7nQ4Y1hQ2m8P"' },
+      'Last-Modified': { description: "Publish time of the dataset version in which this representation's bytes last changed (HTTP-date), never before the replica started (a new release may render the same dataset differently), never later than `Date`, and later than the version it replaced (a version stamped earlier, or in the same second, is dated when it replaced it).", required: true, schema: { type: 'string' }, example: 'Tue, 01 Jul 2025 12:00:00 GMT' },
+      'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', required: true, schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
+      Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', required: true, schema: { type: 'string', const: 'Accept-Encoding' } },
+      Allow: { description: 'The methods the path supports.', required: true, schema: { type: 'string' } },
       'Mcp-Session-Id': {
         description: 'Session id minted by `initialize`; any replica accepts it and it survives restarts. Visible ASCII only.',
+        required: true,
         schema: { type: 'string', pattern: '^[\\x21-\\x7E]+$' },
       },
     },
@@ -171,6 +173,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
       : {
           Link: {
             description: 'Advertises the WebSub hub and this topic, identical on GET and in notifications.',
+            required: true,
             schema: { type: 'string' },
             example: topicLinkHeader(urls, endpoint.topic),
           },
@@ -306,6 +309,7 @@ function probePaths(): Record<string, Json> {
       operationId,
       summary,
       description: `${description} Never cached. ${HEAD_NOTE} Preconditions apply to its 200 though it has no validators: a listed \`If-Match\` tag gives 412, \`If-None-Match: *\` gives 304.`,
+      parameters: [ref.parameter('IfNoneMatch'), ref.parameter('IfMatch')],
       responses: {
         ...responses,
         '304': { description: 'Not Modified: `If-None-Match: *` matches the current answer; empty body, `Cache-Control: no-store`.' },
@@ -438,7 +442,7 @@ function mcpPath(): Json {
           description: 'No Content: POST may be sent with the MCP request headers.',
           headers: {
             Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` },
-            'Access-Control-Allow-Methods': { description: '`POST, DELETE`: DELETE so that a browser ending its session can read its `405`.', schema: { type: 'string' } },
+            'Access-Control-Allow-Methods': { description: '`POST, DELETE`: DELETE so that a browser ending its session can read its `405`.', required: true, schema: { type: 'string' } },
             'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
           },
         },
@@ -492,7 +496,7 @@ function hubPath(urls: PublicUrls): Json {
                 query('hub.lease_seconds', 'Granted lease (subscribe only).', { type: 'integer', minimum: 1 }, false),
                 query('hub.reason', 'Why the subscription was removed (`denied` only).', { type: 'string' }, false),
               ],
-              responses: { '2XX': { description: 'Intent confirmed: the body is the challenge.', content: TEXT_PLAIN('a1b2c3') } },
+              responses: { '2XX': { description: 'Intent confirmed: the body is the challenge.', content: { 'text/plain': { schema: { type: 'string' }, example: 'a1b2c3' } } } },
             },
           },
         },

@@ -7,7 +7,7 @@ import { TOPICS, topicUrl } from '../urls.js';
  * them like every other schema. The MCP SDK validates JSON-RPC itself; these describe, they do not parse.
  */
 
-const JsonRpcId = z.union([z.string(), z.number()]).meta({ description: 'Request id, echoed in the response.' });
+const JsonRpcId = z.union([z.string(), z.int()]).meta({ description: 'Request id, echoed in the response: a string or an integer (MCP refuses fractional ids).' });
 
 export const JsonRpcRequest = z
   .object({
