@@ -61,11 +61,12 @@ export function webSubHubRequest(urls: PublicUrls) {
         .url({ protocol: /^https$/ })
         .max(2048)
         .meta({
-          pattern: '^https://',
-          description: 'HTTPS URL of the subscriber: no user information, no fragment, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
+          pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
+          description:
+            'HTTPS URL of the subscriber: no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
         }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
-      'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data.' }),
+      'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port).' }),
       'hub.lease_seconds': z
         .int()
         .min(1)
@@ -76,7 +77,7 @@ export function webSubHubRequest(urls: PublicUrls) {
         .min(1)
         .max(199)
         .optional()
-        .meta({ description: 'Fewer than 200 bytes. Every notification then carries `X-Hub-Signature: sha256=<hex HMAC of the body>`.' }),
+        .meta({ description: 'Fewer than 200 bytes of UTF-8 (not characters). Every notification then carries `X-Hub-Signature: sha256=<hex HMAC of the body>`.' }),
     })
     .meta({ description: 'Form fields of a (un)subscription request. Unknown fields are ignored.' });
 }
