@@ -21,10 +21,15 @@ interface ObjectMetadata {
 }
 
 const DIGEST_PREFIX = 'SHA-256=';
-/** A fetch's wait for chunks the stream lost after the consumer counted them; a whole 256 MiB object streams in seconds. */
-const FETCH_EXPIRES_MS = 30_000;
-
-/** How long an abandoned chunk consumer (its reader's process gone) outlives its last pull. */
+/**
+ * Chunks one fetch asks for: 8 MiB at the store's 1 MiB chunks. A server queues at most 64 MiB for a
+ * client before cutting it off as a slow consumer, and one fetch of a whole 100 MB object was cut
+ * (its chunks, never acknowledged, never came again).
+ */
+const CHUNKS_PER_FETCH = 8;
+/** How long one fetch waits for chunks that do not come: gone, or not yet on the consumer's server. */
+const FETCH_EXPIRES_MS = 5_000;
+/** How long an abandoned chunk consumer (its reader's process gone) outlives its last fetch. */
 const CHUNK_CONSUMER_INACTIVE_MS = 30_000;
 
 /**
@@ -35,26 +40,19 @@ const CHUNK_CONSUMER_INACTIVE_MS = 30_000;
  * by chunk with message gets leaves nothing either, but costs a round trip each: 10 MB took 440 ms
  * against about 100 ms fetched.
  *
- * NATS trouble, an object replaced or deleted while read, and `signal` throw: reading again later may
- * succeed.
+ * NATS trouble, an object replaced or deleted while read, chunks the stream holds that did not come,
+ * and `signal` throw: reading again later may succeed.
  */
 export async function readDatasetObject(js: JetStreamClient, name: string, signal: AbortSignal): Promise<ObjectRead> {
   const manager = await js.jetstreamManager(false);
-  const metadataSubject = objectMetadataSubject(name);
-  const record = await manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: metadataSubject });
+  const record = await manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: objectMetadataSubject(name) });
   if (record === null) return { status: 'missing' };
   const meta = parseMetadata(record);
   if (meta === 'deleted') return { status: 'missing' };
   if (typeof meta === 'string') return { status: 'corrupt', problem: meta };
 
   const chunks = meta.chunks === 0 ? [] : await fetchChunks(js, manager, meta, signal);
-  if (chunks.length < meta.chunks) {
-    // Chunks go after the metadata record changes (a deletion, the same name stored again): then a
-    // later read finds the object's new state. With the record unchanged, they are simply not there.
-    const now = await manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: metadataSubject });
-    if (now?.seq !== record.seq) throw new Error(`object ${DATASET_OBJECT_BUCKET}/${name} changed while it was read`);
-    return { status: 'corrupt', problem: `it has ${chunks.length} of the ${meta.chunks} chunks its metadata record lists` };
-  }
+  if (chunks.length < meta.chunks) return shortOfChunks(manager, name, record.seq, meta, chunks.length);
   const hash = createHash('sha256');
   let size = 0;
   for (const chunk of chunks) {
@@ -68,10 +66,28 @@ export async function readDatasetObject(js: JetStreamClient, name: string, signa
   return { status: 'intact', bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), sha256: digest.toString('hex') };
 }
 
-/** The object's chunks in order, as many as its metadata lists, or fewer when the stream holds fewer. */
+/**
+ * Fewer chunks came than the record lists. Only the stream's leader can say whether they are gone: the
+ * consumer may sit on a replica still catching up (after a restart, one lagged by whole objects, and
+ * its consumers counted none of a new object's chunks), or a connection cut may have lost some. The
+ * chunks go after the record changes (a deletion, the same name stored again); with the record
+ * unchanged and the chunks not on the leader either, the object is corrupt.
+ */
+async function shortOfChunks(manager: JetStreamManager, name: string, recordSeq: number, meta: ChunkLayout, received: number): Promise<ObjectRead> {
+  const where = `${DATASET_OBJECT_BUCKET}/${name}`;
+  const now = await manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: objectMetadataSubject(name) });
+  if (now?.seq !== recordSeq) throw new Error(`object ${where} changed while it was read`);
+  const subject = objectChunkSubject(meta.nuid);
+  const { state } = await manager.streams.info(OBJECT_STREAM, { subjects_filter: subject });
+  const stored = state.subjects?.[subject] ?? 0;
+  if (stored >= meta.chunks) throw new Error(`object ${where}: ${received} of its ${meta.chunks} chunks came, though the stream holds them`);
+  return { status: 'corrupt', problem: `it has ${stored} of the ${meta.chunks} chunks its metadata record lists` };
+}
+
+/** The object's chunks in order, as many as its metadata lists, or fewer when fewer come. */
 async function fetchChunks(js: JetStreamClient, manager: JetStreamManager, meta: ChunkLayout, signal: AbortSignal): Promise<Uint8Array[]> {
   signal.throwIfAborted();
-  const consumer = await manager.consumers.add(OBJECT_STREAM, {
+  const info = await manager.consumers.add(OBJECT_STREAM, {
     filter_subject: objectChunkSubject(meta.nuid),
     deliver_policy: DeliverPolicy.All,
     ack_policy: AckPolicy.None,
@@ -81,25 +97,33 @@ async function fetchChunks(js: JetStreamClient, manager: JetStreamManager, meta:
   });
   try {
     const chunks: Uint8Array[] = [];
-    // Counted when the consumer was made: chunks already gone need no wait for a fetch to expire.
-    const wanted = Math.min(meta.chunks, consumer.num_pending);
-    if (wanted === 0) return chunks;
-    const messages = await js.consumers.getConsumerFromInfo(consumer).fetch({ max_messages: wanted, expires: FETCH_EXPIRES_MS });
-    const stop = () => messages.stop();
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      for await (const message of messages) {
-        chunks.push(message.data);
-        if (chunks.length === wanted) break;
+    // Counted by the consumer's server as it was made: fewer chunks than listed need no fetch to expire.
+    if (info.num_pending < meta.chunks) return chunks;
+    const consumer = js.consumers.getConsumerFromInfo(info);
+    while (chunks.length < meta.chunks) {
+      signal.throwIfAborted();
+      const wanted = Math.min(CHUNKS_PER_FETCH, meta.chunks - chunks.length);
+      const messages = await consumer.fetch({ max_messages: wanted, expires: FETCH_EXPIRES_MS });
+      const stop = () => messages.stop();
+      signal.addEventListener('abort', stop, { once: true });
+      if (signal.aborted) stop();
+      let received = 0;
+      try {
+        for await (const message of messages) {
+          chunks.push(message.data);
+          if (++received === wanted) break;
+        }
+      } finally {
+        signal.removeEventListener('abort', stop);
       }
-    } finally {
-      signal.removeEventListener('abort', stop);
+      signal.throwIfAborted();
+      if (received < wanted) break;
     }
-    signal.throwIfAborted();
     return chunks;
   } finally {
-    // On a connection closed meanwhile the consumer goes after its inactivity threshold.
-    await manager.consumers.delete(OBJECT_STREAM, consumer.name).catch(() => undefined);
+    // Not awaited: the read needs nothing more from it, and the round trip would add to every read. On a
+    // connection closed meanwhile the consumer goes after its inactivity threshold.
+    manager.consumers.delete(OBJECT_STREAM, info.name).catch(() => undefined);
   }
 }
 
@@ -121,11 +145,16 @@ function parseMetadata(record: StoredMsg): ChunkLayout | 'deleted' | string {
   if (meta === null || typeof meta !== 'object') return 'its metadata record is not a JSON object';
   if (meta.deleted === true) return 'deleted';
   const { nuid, size, chunks, digest } = meta;
-  if (typeof nuid !== 'string' || nuid === '' || !Number.isSafeInteger(size) || !Number.isSafeInteger(chunks) || typeof digest !== 'string' || !digest.startsWith(DIGEST_PREFIX)) {
+  if (typeof nuid !== 'string' || nuid === '' || !isCount(size) || !isCount(chunks) || typeof digest !== 'string' || !digest.startsWith(DIGEST_PREFIX)) {
     return 'its metadata record lacks a nuid, a size, a chunk count or a SHA-256 digest';
   }
+  if ((size === 0) !== (chunks === 0)) return `its metadata record lists ${chunks} chunks for ${size} bytes`;
   // Node's base64 decoder reads both alphabets: the store writes base64url, older clients plain base64.
   const digestBytes = Buffer.from(digest.slice(DIGEST_PREFIX.length), 'base64');
   if (digestBytes.length !== 32) return `its metadata record's digest is not a SHA-256 digest: ${digest.slice(0, 100)}`;
   return { nuid, size: size as number, chunks: chunks as number, digest: digestBytes };
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }

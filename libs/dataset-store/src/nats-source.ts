@@ -33,7 +33,7 @@ const WATCH_WARN_EVERY = 60;
 
 /**
  * An object read that has not finished by then is given up and retried like any NATS trouble: a server
- * answering each chunk read just within the request timeout would otherwise hold every later pointer
+ * answering each step of the read just within its timeout would otherwise hold every later pointer
  * move, and start-up, for as long as the object has chunks.
  */
 const FETCH_STALL_MS = 30_000;

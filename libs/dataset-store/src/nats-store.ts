@@ -249,7 +249,7 @@ export class NatsDatasetStore {
       const stored = await readDatasetObject(this.buckets.js, name, AbortSignal.timeout(READ_BACK_STALL_MS));
       return stored.status === 'intact' && stored.sha256 === sha256;
     } catch {
-      // Deleted or replaced while read (a concurrent prune), or NATS trouble: storing it again settles both.
+      // Deleted or replaced while read (a concurrent prune), or NATS trouble: the caller stores it again and reads that back.
       return false;
     }
   }

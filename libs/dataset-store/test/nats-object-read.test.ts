@@ -3,11 +3,18 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DATASET_OBJECT_BUCKET, NatsDatasetStore, OBJECT_STREAM, objectChunkSubject, objectMetadataSubject, readDatasetObject, sha256Hex } from '@reviews/dataset-store';
+import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 
 const MiB = 1024 * 1024;
 const patterned = (size: number, seed: number) => Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) % 251));
 const unbounded = () => new AbortController().signal;
+/** A JetStream client whose stream API's consumers.add is `add`: the real one, seen through a test's hands. */
+function withConsumerAdd(js: JetStreamClient, manager: JetStreamManager, add: JetStreamManager['consumers']['add']): JetStreamClient {
+  const consumers = Object.assign(Object.create(manager.consumers) as JetStreamManager['consumers'], { add });
+  const changed: JetStreamManager = Object.create(manager, { consumers: { value: consumers } });
+  return Object.create(js, { jetstreamManager: { value: async () => changed } });
+}
 
 describe('readDatasetObject against a real nats-server', () => {
   let server: NatsServerHandle;
@@ -30,6 +37,9 @@ describe('readDatasetObject against a real nats-server', () => {
     await server?.dispose();
   });
 
+  /** The reader deletes its consumer without waiting for the answer. */
+  const noConsumerLeft = () => eventually(async () => expect(await manager.consumers.list(OBJECT_STREAM).next()).toEqual([]));
+
   it('reads a multi-chunk object byte-exact with its SHA-256, and leaves no consumer on the stream', async () => {
     const bytes = patterned(3 * MiB + 5, 1);
     await objects.putBlob({ name: 'v/chunked.json', options: { max_chunk_size: MiB } }, bytes);
@@ -38,7 +48,13 @@ describe('readDatasetObject against a real nats-server', () => {
     if (read.status !== 'intact') return;
     expect(Buffer.from(read.bytes).equals(bytes)).toBe(true);
     expect(read.sha256).toBe(sha256Hex(bytes));
-    expect(await manager.consumers.list(OBJECT_STREAM).next()).toEqual([]);
+    await noConsumerLeft();
+  });
+
+  it('reads an object of many chunks in several fetches, intact', async () => {
+    const bytes = patterned(25_000, 9);
+    await objects.putBlob({ name: 'v/many-chunks.json', options: { max_chunk_size: 1000 } }, bytes);
+    expect(await readDatasetObject(js, 'v/many-chunks.json', unbounded())).toMatchObject({ status: 'intact', sha256: sha256Hex(bytes) });
   });
 
   it('reads an empty object as zero bytes', async () => {
@@ -89,36 +105,39 @@ describe('readDatasetObject against a real nats-server', () => {
   it('throws, for a later read to settle, when the object is deleted between its metadata record and its chunks', async () => {
     await objects.putBlob({ name: 'v/pruned.json', options: { max_chunk_size: 1000 } }, patterned(2500, 7));
     // The real client, with a concurrent prune's deletion landing right after the metadata read.
-    const pruningManager: JetStreamManager = Object.create(manager, {
-      consumers: {
-        value: Object.assign(Object.create(manager.consumers), {
-          add: async (...args: Parameters<JetStreamManager['consumers']['add']>) => {
-            await objects.delete('v/pruned.json');
-            return manager.consumers.add(...args);
-          },
-        }),
-      },
+    const pruning = withConsumerAdd(js, manager, async (...args) => {
+      await objects.delete('v/pruned.json');
+      return manager.consumers.add(...args);
     });
-    const pruning: JetStreamClient = Object.create(js, { jetstreamManager: { value: async () => pruningManager } });
     await expect(readDatasetObject(pruning, 'v/pruned.json', unbounded())).rejects.toThrow(`object ${DATASET_OBJECT_BUCKET}/v/pruned.json changed while it was read`);
     expect(await readDatasetObject(js, 'v/pruned.json', unbounded())).toEqual({ status: 'missing' });
-    expect(await manager.consumers.list(OBJECT_STREAM).next()).toEqual([]);
+    await noConsumerLeft();
+  });
+
+  // In a cluster the consumer may sit on a replica still catching up: a review saw one count none of a new object's chunks.
+  it("throws, for a later read to settle, when the consumer's server counts fewer chunks than the stream's leader holds", async () => {
+    const bytes = patterned(2500, 10);
+    await objects.putBlob({ name: 'v/lagging.json', options: { max_chunk_size: 1000 } }, bytes);
+    const lagging = withConsumerAdd(js, manager, async (...args) => ({ ...(await manager.consumers.add(...args)), num_pending: 0 }));
+    await expect(readDatasetObject(lagging, 'v/lagging.json', unbounded())).rejects.toThrow(`object ${DATASET_OBJECT_BUCKET}/v/lagging.json: 0 of its 3 chunks came, though the stream holds them`);
+    expect(await readDatasetObject(js, 'v/lagging.json', unbounded())).toMatchObject({ status: 'intact', sha256: sha256Hex(bytes) });
   });
 
   it('gives up a fetch still waiting for chunks once its signal is aborted, and deletes its consumer', async () => {
-    // One chunk of three stays: the consumer counts it, the fetch waits for the rest that the metadata lists.
+    // One chunk of three stays, and the consumer is told all three are there: the fetch waits for the rest.
     const info = await objects.putBlob({ name: 'v/waiting.json', options: { max_chunk_size: 1000 } }, patterned(2500, 8));
-    const waiting = async (...args: Parameters<JetStreamManager['consumers']['add']>) => {
-      const consumer = await manager.consumers.add(...args);
-      return { ...consumer, num_pending: 3 };
-    };
     await manager.streams.purge(OBJECT_STREAM, { filter: objectChunkSubject(info.nuid), keep: 1 });
-    const counting: JetStreamClient = Object.create(js, {
-      jetstreamManager: { value: async () => Object.create(manager, { consumers: { value: Object.assign(Object.create(manager.consumers), { add: waiting }) } }) },
-    });
+    const counting = withConsumerAdd(js, manager, async (...args) => ({ ...(await manager.consumers.add(...args)), num_pending: 3 }));
     const started = Date.now();
     await expect(readDatasetObject(counting, 'v/waiting.json', AbortSignal.timeout(300))).rejects.toThrow(/timeout|aborted/i);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(await manager.consumers.list(OBJECT_STREAM).next()).toEqual([]);
+    await noConsumerLeft();
+  });
+
+  it('refuses a metadata record whose chunk count and size disagree (none for some bytes, or the reverse) as corrupt', async () => {
+    for (const [name, chunks, size] of [['v/negative.json', -1, 10], ['v/no-chunks.json', 0, 10], ['v/no-bytes.json', 2, 0]] as const) {
+      await js.publish(objectMetadataSubject(name), JSON.stringify({ name, nuid: 'n', size, chunks, digest: `SHA-256=${Buffer.alloc(32).toString('base64url')}` }));
+      expect(await readDatasetObject(js, name, unbounded())).toMatchObject({ status: 'corrupt' });
+    }
   });
 });

@@ -114,7 +114,7 @@ describe('NATS dataset store and source (real nats-server)', () => {
       expect(sha256Hex(seen[0]!.bytes)).toBe(outcome.pointer.sha256);
       // Five reads (the publisher's read-back, three replicas, the probe) leave no consumer behind on the
       // object stream: each would hold nats-server memory for its 5-minute inactivity threshold.
-      expect(await jsm.consumers.list(`OBJ_${DATASET_OBJECT_BUCKET}`).next()).toEqual([]);
+      await eventually(async () => expect(await jsm.consumers.list(`OBJ_${DATASET_OBJECT_BUCKET}`).next()).toEqual([]));
     } finally {
       await probe.close();
     }
