@@ -21,6 +21,7 @@ const LISTING_CONSUMER_INACTIVE_MS = 30_000;
 const BUCKET_STREAM = `KV_${SUBSCRIPTIONS_BUCKET}`;
 const KEY_SUBJECT_PREFIX = `$KV.${SUBSCRIPTIONS_BUCKET}.`;
 const KV_OPERATION_HEADER = 'KV-Operation';
+const KV_PURGE = 'PURGE';
 
 export interface NatsSubscriptionStoreOptions {
   readonly logger: Logger;
@@ -29,8 +30,8 @@ export interface NatsSubscriptionStoreOptions {
   /**
    * How long the bucket keeps a key's last write (its stream's max_age): longer than a subscription
    * record lives (recordLifetimeMs), so what ages out is what removals leave behind. A removal has to
-   * leave a delete marker: on nats-server 2.9 a listing consumer running while a key is purged
-   * delivers nothing more (measured: every listing during removals waited for its watchdog). Without
+   * leave a delete marker: on nats-server 2.9 a listing consumer running while a key is purged is
+   * moved past what it had yet to deliver, and every listing during removals started over. Without
    * an age every marker stayed for good, read by every listing (~18 µs each: a churn of 100,000
    * removed subscriptions added ~2 s to every announcement and scrape); age-based removal leaves
    * listings alone. A topic's state ages out too when its topic has not changed for that long: the
@@ -100,8 +101,8 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
  * comes later in the stream, so it ends only when the last message in range, read again, is one it
  * has received. (A consumer's own count of what is pending cannot say: nats-server 2.9 still counts
  * a replaced revision as pending, and a fan-out updates keys all the time, each delivery recording
- * its outcome.) A listing that stalls all the same (a fetch receives nothing for LISTING_STALL_MS) is
- * abandoned and started again.
+ * its outcome.) A listing that stalls all the same (a fetch receives nothing for LISTING_STALL_MS),
+ * fails, or sees a key purged is abandoned and started again (see receiveUntil).
  *
  * The consumer is the listing's own and deleted after it: the client's `kv.history()` leaves its
  * push consumer on the stream for the server's 5-minute inactivity threshold, one per listing, so
@@ -127,30 +128,41 @@ async function listValues<T>(js: JetStreamClient, jsm: JetStreamManager, filter:
       // On a connection closed meanwhile the consumer goes after its inactivity threshold.
       await jsm.consumers.delete(BUCKET_STREAM, consumer.name).catch(() => undefined);
     }
-    if (attempt === LISTING_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} stalled for ${LISTING_STALL_MS} ms, ${LISTING_ATTEMPTS} times`);
+    if (attempt === LISTING_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} did not complete in ${LISTING_ATTEMPTS} attempts (each stalled for ${LISTING_STALL_MS} ms, failed, or was cut short by a purge)`);
   }
 }
 
-/** Each key's value (a delete marker removes it) up to the range's last message; null once a fetch stalls. */
+/**
+ * Each key's value (a delete marker removes it) up to the range's last message; null when the listing
+ * has to start over: a fetch stalled or failed (a server shutting down ends it with an error), or a key
+ * was purged meanwhile. nats-server 2.9 moves every consumer of the stream up to a purge's marker, so
+ * the consumer skipped keys it had yet to deliver (5,000 subscriptions listed as 1,000 or none).
+ */
 async function receiveUntil(consumer: Consumer, lastAtStart: number, lastInRange: () => Promise<number>): Promise<Map<string, unknown> | null> {
   const values = new Map<string, unknown>();
   let last = lastAtStart;
   if (last === 0) return values;
-  for (;;) {
-    const batch = await consumer.fetch({ max_messages: LISTING_BATCH, expires: LISTING_STALL_MS });
-    let received = 0;
-    for await (const message of batch) {
-      received++;
-      const key = message.subject.slice(KEY_SUBJECT_PREFIX.length);
-      // A delete or purge marker carries its operation in a header; a value carries none.
-      if (message.headers?.get(KV_OPERATION_HEADER)) values.delete(key);
-      else values.set(key, message.json());
-      if (message.seq >= last) {
-        last = await lastInRange();
-        if (message.seq >= last) return values;
+  try {
+    for (;;) {
+      const batch = await consumer.fetch({ max_messages: LISTING_BATCH, expires: LISTING_STALL_MS });
+      let received = 0;
+      for await (const message of batch) {
+        received++;
+        const key = message.subject.slice(KEY_SUBJECT_PREFIX.length);
+        // A delete or purge marker carries its operation in a header; a value carries none.
+        const operation = message.headers?.get(KV_OPERATION_HEADER);
+        if (operation === KV_PURGE && message.seq > lastAtStart) return null;
+        if (operation) values.delete(key);
+        else values.set(key, message.json());
+        if (message.seq >= last) {
+          last = await lastInRange();
+          if (message.seq >= last) return values;
+        }
       }
+      if (received === 0) return null;
     }
-    if (received === 0) return null;
+  } catch {
+    return null;
   }
 }
 
