@@ -184,9 +184,10 @@ export class NatsDatasetStore {
         // already done is seen here and the object stored again.
         if (!(await this.claim(object))) {
           await this.storeVerified(object, bytes, sha256);
-          revision = await this.pointAgain(value, revision);
+          revision = await this.pointAgain(value, revision, version);
         }
       } catch (error) {
+        if (error instanceof PointerMovedError) throw error;
         throw new PointerMovedError(`the pointer now names ${version}, but its object could not be kept: ${(error as Error).message}; publish the same file again`);
       }
       // The next publish prunes what this one could not.
@@ -204,12 +205,15 @@ export class NatsDatasetStore {
    * deleted refused it as missing, and only a pointer move makes them fetch again. Another publish
    * having moved it since needs nothing more: replicas follow that one.
    */
-  private async pointAgain(value: string, revision: number): Promise<number> {
+  private async pointAgain(value: string, revision: number, version: string): Promise<number> {
     try {
       return await this.buckets.pointers.update(POINTER_KEY, value, revision);
     } catch (error) {
       if (lostCompareAndSet(error)) return revision;
-      throw error;
+      // Publishing the same file again would find it current and change nothing.
+      throw new PointerMovedError(
+        `the pointer names ${version} and its object is stored, but writing the pointer again failed: ${(error as Error).message}; replicas that read the pointer while the object was away keep their previous version until the next publish of another version`,
+      );
     }
   }
 

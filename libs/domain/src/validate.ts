@@ -194,6 +194,7 @@ function textIssues(value: unknown, path: (string | number)[] = [], issues: Issu
 function unservableCharacterProblem(code: number, index: number): string {
   const where = `U+${code.toString(16).toUpperCase().padStart(4, '0')} at index ${index}`;
   if (code >= 0xd800 && code <= 0xdfff) return `contains an unpaired UTF-16 surrogate (${where}); text must be valid Unicode`;
+  if (code === 0x0b || code === 0x0c) return `contains a ${code === 0x0b ? 'vertical tab' : 'form feed'} (${where}) that XML, and so the Atom feed, cannot hold; pasted from a word processor or a PDF, it stands for a line break: write \\n`;
   if (code < 0x20) return `contains a control character (${where}) that XML, and so the Atom feed, cannot hold; only tab, line feed and carriage return may appear`;
   return `contains a noncharacter (${where}) that XML, and so the Atom feed, cannot hold`;
 }

@@ -240,16 +240,18 @@ describe('validateDataset', () => {
       (third as { text: string | null }).text = 'Null \u0000 here';
       (fourth as { text: string | null }).text = 'Reversed BOM \uFFFE';
       input.business.description = 'Escape \u001B[31m';
+      (input.reviews[4] as { text: string | null }).text = 'Pasted\u000Bline';
     });
     expect(issues).toEqual([
       expect.objectContaining({ path: ['business', 'description'], message: 'contains a control character (U+001B at index 7) that XML, and so the Atom feed, cannot hold; only tab, line feed and carriage return may appear' }),
       expect.objectContaining({ path: ['reviews', 1, 'author'], message: expect.stringContaining('control character (U+0007 at index 4)') }),
       expect.objectContaining({ path: ['reviews', 2, 'text'], message: expect.stringContaining('control character (U+0000 at index 5)') }),
       expect.objectContaining({ path: ['reviews', 3, 'text'], message: 'contains a noncharacter (U+FFFE at index 13) that XML, and so the Atom feed, cannot hold' }),
+      expect.objectContaining({ path: ['reviews', 4, 'text'], message: 'contains a vertical tab (U+000B at index 6) that XML, and so the Atom feed, cannot hold; pasted from a word processor or a PDF, it stands for a line break: write \\n' }),
     ]);
   });
 
-  it('rejects an author, a review text, a reply or a business name of white space alone (null marks a rating-only review)', () => {
+  it('rejects an author, a review text, a reply or a business name with nothing visible (null marks a rating-only review)', () => {
     const issues = issuesAfter((input) => {
       const [first, second, third] = input.reviews;
       if (!first || !second || !third) throw new Error('fixture has too few reviews');
@@ -257,13 +259,18 @@ describe('validateDataset', () => {
       (second as { text: string | null }).text = '\n\t';
       (third as { owner_reply: unknown }).owner_reply = { text: '\u3000', date: third.date };
       input.business.name = ' ';
+      // Invisible too: U+0085 (white space to Python, not to JavaScript), a zero-width space, a Hangul filler.
+      for (const [index, author] of [[3, '\u0085'], [4, '\u200B\u00AD'], [5, '\u3164 ']] as const) (input.reviews[index] as { author: string }).author = author;
     });
-    const blank = 'must contain a character other than white space';
+    const blank = 'must contain a visible character, not only white space, control, format or filler characters';
     expect(issues).toEqual([
       expect.objectContaining({ path: ['business', 'name'], message: blank }),
       expect.objectContaining({ path: ['reviews', 0, 'author'], message: blank }),
       expect.objectContaining({ path: ['reviews', 1, 'text'], message: blank }),
       expect.objectContaining({ path: ['reviews', 2, 'owner_reply', 'text'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 3, 'author'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 4, 'author'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 5, 'author'], message: blank }),
     ]);
   });
 

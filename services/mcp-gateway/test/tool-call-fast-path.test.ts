@@ -114,6 +114,8 @@ describe('tools/call fast path', () => {
     const viaProbe = await rawPost(probe.url, body, requestHeaders);
     expect(viaFast).toEqual(viaSdk);
     expect(viaProbe).toEqual(viaSdk);
+    // The gateway's headers for every answer, on both paths: no cache keeps an MCP answer.
+    expect(viaFast.headers).toEqual(expect.arrayContaining(['Cache-Control: no-store', 'Vary: Origin']));
     return { answer: viaSdk, taken: fallbacks === before };
   }
 

@@ -49,10 +49,13 @@ export const HttpUrl = z
   });
 
 /**
- * Text a feed shows as a name, a title or an entry's content: white space alone would show as nothing
- * (an Atom `<name>   </name>`, which feed readers replaced with the business's name).
+ * Text a feed shows as a name, a title or an entry's content: white space, controls and format or
+ * filler characters alone would show as nothing (an Atom `<name>   </name>`, which feed readers
+ * replaced with the business's name; U+0085 alone is white space to Python's `strip()`).
  */
-export const VisibleText = z.string().regex(/\S/u, 'must contain a character other than white space');
+export const VisibleText = z
+  .string()
+  .regex(/[^\s\p{Cc}\p{Cf}\p{Z}\u115F\u1160\u2800\u3164\uFFA0]/u, 'must contain a visible character, not only white space, control, format or filler characters');
 
 /** Lower-case slug used for service, problem, topic and aspect ids. */
 export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');
