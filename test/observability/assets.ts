@@ -11,6 +11,8 @@ export interface DashboardPanel {
   type: string;
   title: string;
   datasource?: { type: string; uid: string };
+  /** Grafana's minimum interval (step) for the panel's queries. */
+  interval?: string;
   targets?: { expr: string; datasource?: { uid: string } }[];
 }
 export interface Dashboard {

@@ -35,6 +35,16 @@ export interface HubGauges {
   queueDepth(): Promise<number>;
 }
 
+/**
+ * The hub endpoint's answers by mode (`none` before the form is read): each starts at 0, since a
+ * dashboard's first subscriptions and an outage's first refusal were lost to rate() otherwise.
+ */
+const REQUEST_OUTCOMES: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['subscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'full', 'overloaded']],
+  ['unsubscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'overloaded']],
+  ['none', ['rejected', 'rate_limited', 'unsupported_media_type', 'method_not_allowed']],
+];
+
 /** The hub's metrics, registered on the process registry. No callback URL ever becomes a label. */
 export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubMetrics {
   const metrics: HubMetrics = {
@@ -108,6 +118,6 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
   }
   for (const mode of ['subscribe', 'unsubscribe']) for (const outcome of VERIFICATION_OUTCOMES) metrics.verifications.inc({ mode, outcome }, 0);
   metrics.denials.inc({ reason: DENIAL_REASON }, 0);
-  metrics.requests.inc({ mode: 'subscribe', outcome: 'full' }, 0);
+  for (const [mode, outcomes] of REQUEST_OUTCOMES) for (const outcome of outcomes) metrics.requests.inc({ mode, outcome }, 0);
   return metrics;
 }

@@ -41,12 +41,16 @@ describe('hub metrics', () => {
     expect(during).toContain('websub_queue_depth 2');
   });
 
-  it('every series an alert takes the increase of starts at 0', async () => {
+  it('every series an alert or a panel takes the increase or rate of starts at 0', async () => {
     const metrics = createMetrics('websub-hub');
     createHubMetrics(metrics, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
     const text = await metrics.registry.metrics();
     expect(text).toContain('websub_denials_total{reason="delivery-failed-3-times"} 0');
     expect(text).toContain('websub_requests_total{mode="subscribe",outcome="full"} 0');
+    // A dashboard's first subscriptions, and an outage's first refusal, were lost to rate().
+    for (const series of ['mode="subscribe",outcome="accepted"', 'mode="unsubscribe",outcome="accepted"', 'mode="subscribe",outcome="unavailable"', 'mode="none",outcome="rejected"', 'mode="none",outcome="method_not_allowed"']) {
+      expect(text).toContain(`websub_requests_total{${series}} 0`);
+    }
     for (const topic of ['reviews', 'feedJson', 'feedAtom']) expect(text).toContain(`websub_delivery_retries_total{topic="${topic}"} 0`);
   });
 });
