@@ -10,3 +10,4 @@ export * from './nats-source.js';
 export * from './nats-publish.js';
 export * from './nats-connect.js';
 export * from './pod.js';
+export * from './read-once-consumer.js';

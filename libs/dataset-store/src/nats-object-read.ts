@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import { DATASET_OBJECT_BUCKET, OBJECT_STREAM, objectChunkSubject, objectMetadataSubject } from './nats-layout.js';
+import { withReadOnceConsumer } from './read-once-consumer.js';
 
 /** What reading one object of the dataset bucket found. */
 export type ObjectRead =
@@ -29,14 +29,11 @@ const DIGEST_PREFIX = 'SHA-256=';
 const CHUNKS_PER_FETCH = 8;
 /** How long one fetch waits for chunks that do not come: gone, or not yet on the consumer's server. */
 const FETCH_EXPIRES_MS = 5_000;
-/** How long an abandoned chunk consumer (its reader's process gone) outlives its last fetch. */
-const CHUNK_CONSUMER_INACTIVE_MS = 30_000;
 
 /**
  * Reads an object: its metadata record, then its chunks through a consumer of their own that is deleted
- * once read. Not the client's `get()`: it creates a push consumer per read and never deletes it, so each
- * read left one on the stream for the server's 5-minute inactivity threshold (233 at once in a soak,
- * 116 MB of nats-server memory), and it waited forever for chunks a deletion took away. Reading chunk
+ * once read (withReadOnceConsumer). Not the client's `get()`: it left its consumer on the stream for
+ * 5 minutes, and it waited forever for chunks a deletion took away. Reading chunk
  * by chunk with message gets leaves nothing either, but costs a round trip each: 10 MB took 440 ms
  * against about 100 ms fetched.
  *
@@ -51,7 +48,7 @@ export async function readDatasetObject(js: JetStreamClient, name: string, signa
   if (meta === 'deleted') return { status: 'missing' };
   if (typeof meta === 'string') return { status: 'corrupt', problem: meta };
 
-  const chunks = meta.chunks === 0 ? [] : await fetchChunks(js, manager, meta, signal);
+  const chunks = meta.chunks === 0 ? [] : await fetchChunks(js, meta, signal);
   if (chunks.length < meta.chunks) return shortOfChunks(manager, name, record.seq, meta, chunks.length);
   const hash = createHash('sha256');
   let size = 0;
@@ -85,21 +82,12 @@ async function shortOfChunks(manager: JetStreamManager, name: string, recordSeq:
 }
 
 /** The object's chunks in order, as many as its metadata lists, or fewer when fewer come. */
-async function fetchChunks(js: JetStreamClient, manager: JetStreamManager, meta: ChunkLayout, signal: AbortSignal): Promise<Uint8Array[]> {
+async function fetchChunks(js: JetStreamClient, meta: ChunkLayout, signal: AbortSignal): Promise<Uint8Array[]> {
   signal.throwIfAborted();
-  const info = await manager.consumers.add(OBJECT_STREAM, {
-    filter_subject: objectChunkSubject(meta.nuid),
-    deliver_policy: DeliverPolicy.All,
-    ack_policy: AckPolicy.None,
-    mem_storage: true,
-    num_replicas: 1,
-    inactive_threshold: nanos(CHUNK_CONSUMER_INACTIVE_MS),
-  });
-  try {
+  return withReadOnceConsumer(js, OBJECT_STREAM, objectChunkSubject(meta.nuid), async (consumer, info) => {
     const chunks: Uint8Array[] = [];
     // Counted by the consumer's server as it was made: fewer chunks than listed need no fetch to expire.
     if (info.num_pending < meta.chunks) return chunks;
-    const consumer = js.consumers.getConsumerFromInfo(info);
     while (chunks.length < meta.chunks) {
       signal.throwIfAborted();
       const wanted = Math.min(CHUNKS_PER_FETCH, meta.chunks - chunks.length);
@@ -120,11 +108,7 @@ async function fetchChunks(js: JetStreamClient, manager: JetStreamManager, meta:
       if (received < wanted) break;
     }
     return chunks;
-  } finally {
-    // Not awaited: the read needs nothing more from it, and the round trip would add to every read. On a
-    // connection closed meanwhile the consumer goes after its inactivity threshold.
-    manager.consumers.delete(OBJECT_STREAM, info.name).catch(() => undefined);
-  }
+  });
 }
 
 interface ChunkLayout {

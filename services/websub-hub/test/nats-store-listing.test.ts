@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
 import { openNatsSubscriptionStore, SUBSCRIPTIONS_BUCKET } from '../src/store/nats-store.js';
 import type { SubscriptionStore } from '../src/store/subscription-store.js';
@@ -52,7 +53,9 @@ describe('NATS subscription store listing', () => {
     await store.update(removed.key, () => removed);
     await store.update(removed.key, () => null);
     for (let i = 0; i < 3; i++) expect((await store.list()).map((s) => s.key)).not.toContain(removed.key);
-    expect(await (await jetstreamManager(nc)).consumers.list(`KV_${SUBSCRIPTIONS_BUCKET}`).next()).toEqual([]);
+    // Deleted without waiting for the answer.
+    const jsm = await jetstreamManager(nc);
+    await eventually(async () => expect(await jsm.consumers.list(`KV_${SUBSCRIPTIONS_BUCKET}`).next()).toEqual([]));
   });
 
   // nats-server 2.9 moves every consumer of the stream up to a purge's marker: a listing running through

@@ -1,6 +1,6 @@
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, StorageType, type Consumer, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import { JetStreamApiCodes, JetStreamApiError, StorageType, type Consumer, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { withReadOnceConsumer } from '@reviews/dataset-store';
 import type { TopicName } from '@reviews/domain';
 import type { Logger } from '@reviews/runtime';
 import { notFound, remakingWhenGone } from '../jetstream-loss.js';
@@ -15,8 +15,6 @@ const LISTING_STALL_MS = 2_000;
 const LISTING_ATTEMPTS = 5;
 /** Entries one fetch of a listing asks for. */
 const LISTING_BATCH = 1_000;
-/** How long a listing consumer left behind (its hub gone mid-listing) outlives its last fetch. */
-const LISTING_CONSUMER_INACTIVE_MS = 30_000;
 /** Where a KV bucket keeps its keys, and how it marks a deletion (ADR-8 of nats-architecture-and-design). */
 const BUCKET_STREAM = `KV_${SUBSCRIPTIONS_BUCKET}`;
 const KEY_SUBJECT_PREFIX = `$KV.${SUBSCRIPTIONS_BUCKET}.`;
@@ -104,30 +102,18 @@ export async function openNatsSubscriptionStore(js: JetStreamClient, { logger, r
  * its outcome.) A listing that stalls all the same (a fetch receives nothing for LISTING_STALL_MS),
  * fails, or sees a key purged is abandoned and started again (see receiveUntil).
  *
- * The consumer is the listing's own and deleted after it: the client's `kv.history()` leaves its
- * push consumer on the stream for the server's 5-minute inactivity threshold, one per listing, so
- * every scrape and announcement added one.
+ * The consumer is the listing's own and deleted after it (withReadOnceConsumer): the client's
+ * `kv.history()` left one on the stream per listing for 5 minutes, and every scrape and
+ * announcement lists.
  */
 async function listValues<T>(js: JetStreamClient, jsm: JetStreamManager, filter: string): Promise<T[]> {
   const subjects = `${KEY_SUBJECT_PREFIX}${filter}`;
   const lastInRange = async (): Promise<number> => (await jsm.streams.getMessage(BUCKET_STREAM, { last_by_subj: subjects }))?.seq ?? 0;
   for (let attempt = 1; ; attempt++) {
-    const consumer = await jsm.consumers.add(BUCKET_STREAM, {
-      filter_subject: subjects,
-      deliver_policy: DeliverPolicy.All,
-      ack_policy: AckPolicy.None,
-      mem_storage: true,
-      num_replicas: 1,
-      inactive_threshold: nanos(LISTING_CONSUMER_INACTIVE_MS),
-    });
-    try {
-      // Read once the consumer exists: whatever it names, the consumer delivers.
-      const values = await receiveUntil(js.consumers.getConsumerFromInfo(consumer), await lastInRange(), lastInRange);
-      if (values !== null) return [...values.values()] as T[];
-    } finally {
-      // On a connection closed meanwhile the consumer goes after its inactivity threshold.
-      await jsm.consumers.delete(BUCKET_STREAM, consumer.name).catch(() => undefined);
-    }
+    // Read before the consumer exists, so that any purge during its life has a later marker (see receiveUntil).
+    const lastAtStart = await lastInRange();
+    const values = await withReadOnceConsumer(js, BUCKET_STREAM, subjects, (consumer) => receiveUntil(consumer, lastAtStart, lastInRange));
+    if (values !== null) return [...values.values()] as T[];
     if (attempt === LISTING_ATTEMPTS) throw new Error(`listing ${filter} in ${SUBSCRIPTIONS_BUCKET} did not complete in ${LISTING_ATTEMPTS} attempts (each stalled for ${LISTING_STALL_MS} ms, failed, or was cut short by a purge)`);
   }
 }
