@@ -23,14 +23,15 @@ async function statusesFrom(running: RunningGateway, address: string, count: num
 
 describe('MCP_RATE_LIMIT_PER_MINUTE', () => {
   it('answers a client past its burst (a fifth of the minute) with 429, Retry-After and a JSON-RPC error, while other clients go on', async () => {
-    gateway = await startGateway({ env: { MCP_RATE_LIMIT_PER_MINUTE: '60', MCP_TRUSTED_PROXY_HOPS: '1' } });
-    expect(await statusesFrom(gateway, '198.51.100.1', 12)).toEqual([...Array<number>(12).fill(200), 429]);
+    // 30 a minute: a burst of 6, then one more every 2 s, which a loaded machine's 7 requests never take.
+    gateway = await startGateway({ env: { MCP_RATE_LIMIT_PER_MINUTE: '30', MCP_TRUSTED_PROXY_HOPS: '1' } });
+    expect(await statusesFrom(gateway, '198.51.100.1', 6)).toEqual([...Array<number>(6).fill(200), 429]);
     const refused = await post(gateway.url, getFaq(99), { 'X-Forwarded-For': '198.51.100.1' });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Not for a cache: a 429 kept by one would refuse every client.
     expect([refused.headers.get('cache-control'), refused.headers.get('vary')]).toEqual(['no-store', 'Origin']);
-    expect(refused.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Too Many Requests: more than 60 MCP requests a minute from this client; retry after \d+ s$/) } });
+    expect(refused.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Too Many Requests: more than 30 MCP requests a minute from this client; retry after \d+ s$/) } });
     expect(await statusesFrom(gateway, '198.51.100.2', 2)).toEqual([200, 200, 200]);
   });
 

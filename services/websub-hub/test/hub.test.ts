@@ -648,7 +648,8 @@ describe('renewals and secrets', () => {
     const dir2 = await tempDir('websub-newest-');
     const follower2 = new TestFollower();
     follower2.publish(snapshotFor(++seed));
-    const retryDelayMs = 1_500;
+    // Long enough for three publishes on a loaded machine (at 1.5 s the retry once came between them).
+    const retryDelayMs = 3_000;
     const retrying = await startHub({ pki, dataDir: dir2.path, follower: follower2, env: { WEBSUB_RETRY_DELAYS_MS: `0,${retryDelayMs}` } });
     const publishOn2 = async (): Promise<Buffer> => (await publishChange({ hub: retrying, follower: follower2 })).topic('reviews').identity.body;
     try {
@@ -665,7 +666,7 @@ describe('renewals and secrets', () => {
       const latest = await publishOn2();
       const superseded = await publishOn2();
       const newest = await publishOn2();
-      await waitFor(() => subscriber.countReceived('newest', newest) === 1, 5000, 'the newest change, once the retry was due');
+      await waitFor(() => subscriber.countReceived('newest', newest) === 1, 10_000, 'the newest change, once the retry was due');
       const [first, second, ...more] = subscriber.notifications('newest').filter((n) => n.method === 'POST');
       // The failed content is never sent again, and the changes announced meanwhile go as the newest one, when the retry is due.
       expect([first?.body, second?.body, more]).toEqual([failed, newest, []]);
