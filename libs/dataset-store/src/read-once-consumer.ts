@@ -6,14 +6,21 @@ const ABANDONED_CONSUMER_INACTIVE_MS = 30_000;
 
 /**
  * Runs `read` with a pull consumer of its own over everything `stream` holds under `filter` (no acks,
- * memory storage, one replica), then deletes it. The clients' readers (the object store's `get()`, the
+ * memory storage, one replica; with `headersOnly`, messages without their payloads), then deletes it. The clients' readers (the object store's `get()`, the
  * KV's `history()`) leave theirs on the stream until the server's 5-minute inactivity threshold: one
  * per dataset read and per hub listing, 116 MB of nats-server memory at 233 of them in a soak.
  */
-export async function withReadOnceConsumer<T>(js: JetStreamClient, stream: string, filter: string, read: (consumer: Consumer, info: ConsumerInfo) => Promise<T>): Promise<T> {
+export async function withReadOnceConsumer<T>(
+  js: JetStreamClient,
+  stream: string,
+  filter: string,
+  read: (consumer: Consumer, info: ConsumerInfo) => Promise<T>,
+  { headersOnly = false }: { readonly headersOnly?: boolean } = {},
+): Promise<T> {
   const manager = await js.jetstreamManager(false);
   const info = await manager.consumers.add(stream, {
     filter_subject: filter,
+    headers_only: headersOnly,
     deliver_policy: DeliverPolicy.All,
     ack_policy: AckPolicy.None,
     mem_storage: true,
