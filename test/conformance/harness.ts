@@ -47,6 +47,19 @@ export async function startService(name: ServiceName, env: Record<string, string
   }
 }
 
+/**
+ * Waits for services started together: all of them, or none. When one fails to start, the others are
+ * stopped before the failure is thrown; a test's afterAll never sees them, and they outlived the run
+ * (two read-api pods and a hub, left running after a gateway was not ready in time).
+ */
+export async function startTogether(starting: readonly Promise<RunningService>[]): Promise<RunningService[]> {
+  const outcomes = await Promise.allSettled(starting);
+  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failure === undefined) return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<RunningService>).value);
+  await Promise.all(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.stop()] : [])));
+  throw failure.reason;
+}
+
 async function startOnFreePorts(name: ServiceName, env: Record<string, string>, probe: '/readyz' | '/healthz'): Promise<RunningService> {
   const main = join(ROOT, `services/${name}/dist/main.js`);
   if (!existsSync(main)) throw new Error(`${main} is missing: build first (npx tsc -b)`);

@@ -8,7 +8,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createTestPki, Subscriber } from '../../services/websub-hub/test/support.js';
 import { eventually } from '../support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../support/nats-server.js';
-import { READ_ENDPOINTS, SAMPLE_DATASET, send, startService, type RunningService } from './harness.js';
+import { READ_ENDPOINTS, SAMPLE_DATASET, send, startService, startTogether, type RunningService } from './harness.js';
 
 /**
  * The services as their pods run them (design card §2, §5, §9): `services/<name>/dist/main.js` with
@@ -39,7 +39,7 @@ beforeAll(async () => {
   subscriber = await Subscriber.start(pki);
   await publish(SAMPLE_DATASET);
   const common = { NATS_URL: nats.url, BASE_URL };
-  const started = await Promise.all([
+  const started = await startTogether([
     startService('read-api', common),
     startService('read-api', common),
     startService('mcp-gateway', { ...common, MCP_SESSION_SECRET: SECRET }),
