@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { StorageType } from '@nats-io/jetstream';
+import { StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry, KvOptions } from '@nats-io/kv';
 import { Base64UrlPaddedCodec, type ObjectStoreOptions } from '@nats-io/obj';
 import { z } from 'zod';
@@ -61,6 +61,12 @@ export function objectMetadataSubject(name: string): string {
 /** Where one stored copy's chunks are, by the nuid its metadata record names. */
 export function objectChunkSubject(nuid: string): string {
   return `$O.${DATASET_OBJECT_BUCKET}.C.${nuid}`;
+}
+
+/** How many messages the object stream holds on `subject`, as its leader counts them (a consumer may sit on a replica behind it). */
+export async function messagesHeld(manager: JetStreamManager, subject: string): Promise<number> {
+  const { state } = await manager.streams.info(OBJECT_STREAM, { subjects_filter: subject });
+  return state.subjects?.[subject] ?? 0;
 }
 
 /** The value of `dataset-pointer/current`. `traceparent` lives here because KV puts carry no headers. */

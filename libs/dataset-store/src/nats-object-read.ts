@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
-import { DATASET_OBJECT_BUCKET, OBJECT_STREAM, objectChunkSubject, objectMetadataSubject } from './nats-layout.js';
-import { withReadOnceConsumer } from './read-once-consumer.js';
+import { DATASET_OBJECT_BUCKET, messagesHeld, OBJECT_STREAM, objectChunkSubject, objectMetadataSubject } from './nats-layout.js';
+import { fetchUpTo, withReadOnceConsumer } from './read-once-consumer.js';
 
 /** What reading one object of the dataset bucket found. */
 export type ObjectRead =
@@ -74,9 +74,7 @@ async function shortOfChunks(manager: JetStreamManager, name: string, recordSeq:
   const where = `${DATASET_OBJECT_BUCKET}/${name}`;
   const now = await manager.streams.getMessage(OBJECT_STREAM, { last_by_subj: objectMetadataSubject(name) });
   if (now?.seq !== recordSeq) throw new Error(`object ${where} changed while it was read`);
-  const subject = objectChunkSubject(meta.nuid);
-  const { state } = await manager.streams.info(OBJECT_STREAM, { subjects_filter: subject });
-  const stored = state.subjects?.[subject] ?? 0;
+  const stored = await messagesHeld(manager, objectChunkSubject(meta.nuid));
   if (stored >= meta.chunks) throw new Error(`object ${where}: ${received} of its ${meta.chunks} chunks came, though the stream holds them`);
   return { status: 'corrupt', problem: `it has ${stored} of the ${meta.chunks} chunks its metadata record lists` };
 }
@@ -88,25 +86,7 @@ async function fetchChunks(js: JetStreamClient, meta: ChunkLayout, signal: Abort
     const chunks: Uint8Array[] = [];
     // Counted by the consumer's server as it was made: fewer chunks than listed need no fetch to expire.
     if (info.num_pending < meta.chunks) return chunks;
-    while (chunks.length < meta.chunks) {
-      signal.throwIfAborted();
-      const wanted = Math.min(CHUNKS_PER_FETCH, meta.chunks - chunks.length);
-      const messages = await consumer.fetch({ max_messages: wanted, expires: FETCH_EXPIRES_MS });
-      const stop = () => messages.stop();
-      signal.addEventListener('abort', stop, { once: true });
-      if (signal.aborted) stop();
-      let received = 0;
-      try {
-        for await (const message of messages) {
-          chunks.push(message.data);
-          if (++received === wanted) break;
-        }
-      } finally {
-        signal.removeEventListener('abort', stop);
-      }
-      signal.throwIfAborted();
-      if (received < wanted) break;
-    }
+    for await (const message of fetchUpTo(consumer, meta.chunks, { perFetch: CHUNKS_PER_FETCH, expiresMs: FETCH_EXPIRES_MS, signal })) chunks.push(message.data);
     return chunks;
   });
 }

@@ -8,6 +8,7 @@ import {
   datasetObjectName,
   earlierPointers,
   type DatasetPointer,
+  messagesHeld,
   OBJECT_CHUNK_BYTES,
   OBJECT_METADATA_PREFIX,
   OBJECT_STREAM,
@@ -23,7 +24,7 @@ import {
   sha256Hex,
 } from './nats-layout.js';
 import { readDatasetObject } from './nats-object-read.js';
-import { withReadOnceConsumer } from './read-once-consumer.js';
+import { fetchUpTo, withReadOnceConsumer } from './read-once-consumer.js';
 import { publishTraceparent } from './nats-trace.js';
 import { MAX_DATASET_BYTES, tooLargeProblem } from './source.js';
 
@@ -333,8 +334,7 @@ export class NatsDatasetStore {
         if (!(error instanceof JetStreamApiError && error.code === MESSAGE_DELETE_FAILED && /no message found/i.test(error.message))) throw error;
       });
     }
-    const { state } = await this.manager.streams.info(OBJECT_STREAM, { subjects_filter: chunks });
-    if ((state.subjects?.[chunks] ?? 0) > 0) await this.manager.streams.purge(OBJECT_STREAM, { filter: chunks });
+    if ((await messagesHeld(this.manager, chunks)) > 0) await this.manager.streams.purge(OBJECT_STREAM, { filter: chunks });
     await this.manager.streams.purge(OBJECT_STREAM, { filter: subject, seq: deletionSeq + 1 });
   }
 
@@ -364,15 +364,7 @@ async function messageSequences(js: JetStreamClient, filter: string): Promise<nu
     filter,
     async (consumer, info) => {
       const sequences: number[] = [];
-      while (sequences.length < info.num_pending) {
-        const wanted = Math.min(SEQUENCES_PER_FETCH, info.num_pending - sequences.length);
-        let received = 0;
-        for await (const message of await consumer.fetch({ max_messages: wanted, expires: NATS_REQUEST_TIMEOUT_MS })) {
-          sequences.push(message.seq);
-          if (++received === wanted) break;
-        }
-        if (received < wanted) break;
-      }
+      for await (const message of fetchUpTo(consumer, info.num_pending, { perFetch: SEQUENCES_PER_FETCH, expiresMs: NATS_REQUEST_TIMEOUT_MS })) sequences.push(message.seq);
       return sequences;
     },
     { headersOnly: true },

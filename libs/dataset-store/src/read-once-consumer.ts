@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerInfo, type JetStreamClient } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerInfo, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 
 /** How long a consumer left behind (its reader's process gone mid-read) outlives its last fetch. */
@@ -33,5 +33,34 @@ export async function withReadOnceConsumer<T>(
     // Not awaited: the reader needs nothing more from it, and the round trip would add to every read. On
     // a connection closed meanwhile the consumer goes after its inactivity threshold.
     manager.consumers.delete(stream, info.name).catch(() => undefined);
+  }
+}
+
+/**
+ * Up to `count` messages of `consumer`, `perFetch` at a time (one fetch of everything can exceed what a
+ * server queues for a client); fewer when a fetch ends short, nothing more having come within
+ * `expiresMs`. `signal` ends a fetch still waiting, and throws.
+ */
+export async function* fetchUpTo(consumer: Consumer, count: number, { perFetch, expiresMs, signal }: { readonly perFetch: number; readonly expiresMs: number; readonly signal?: AbortSignal }): AsyncGenerator<JsMsg> {
+  for (let delivered = 0; delivered < count; ) {
+    signal?.throwIfAborted();
+    const wanted = Math.min(perFetch, count - delivered);
+    const messages = await consumer.fetch({ max_messages: wanted, expires: expiresMs });
+    const stop = () => messages.stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    if (signal?.aborted) stop();
+    let received = 0;
+    try {
+      for await (const message of messages) {
+        received++;
+        delivered++;
+        yield message;
+        if (received === wanted) break;
+      }
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    signal?.throwIfAborted();
+    if (received < wanted) return;
   }
 }
