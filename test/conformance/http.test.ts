@@ -134,6 +134,66 @@ describe.each(READ_ENDPOINTS)('GET $path', ({ path, contentType, topic }) => {
   });
 });
 
+describe.each(READ_ENDPOINTS)('byte ranges of GET $path (RFC 9110 §14, §13.1.5, §15.3.7, §15.5.17)', ({ path, contentType }) => {
+  it.each(['identity', 'gzip', 'br'])('a single range of the %s variant is 206 with its bytes, Content-Range and the 200\'s validators', async (coding) => {
+    const whole = await get(path, { 'Accept-Encoding': coding });
+    expect(whole.headers['accept-ranges']).toBe('bytes');
+    const length = whole.body.length;
+    for (const [range, first, last] of [
+      ['bytes=0-9', 0, 9],
+      [`bytes=${length - 5}-`, length - 5, length - 1],
+      ['bytes=-7', length - 7, length - 1],
+      [`bytes=10-${length + 1000}`, 10, length - 1],
+      ['bytes=20-29, 0-19', 0, 29],
+    ] as const) {
+      const res = await get(path, { 'Accept-Encoding': coding, Range: range });
+      expect([range, res.status, res.headers['content-range']]).toEqual([range, 206, `bytes ${first}-${last}/${length}`]);
+      expect(res.body.equals(whole.body.subarray(first, last + 1))).toBe(true);
+      expect(Number(res.headers['content-length'])).toBe(last - first + 1);
+      for (const name of ['etag', 'last-modified', 'cache-control', 'vary', 'content-type', 'content-encoding', 'link']) {
+        expect([name, res.headers[name]]).toEqual([name, whole.headers[name]]);
+      }
+      expect(res.headers['content-type']).toBe(contentType);
+    }
+  });
+
+  it('a range starting past the end is 416 with the length in Content-Range and the JSON envelope', async () => {
+    const length = (await get(path, { 'Accept-Encoding': 'gzip' })).body.length;
+    const res = await get(path, { 'Accept-Encoding': 'gzip', Range: `bytes=${length}-` });
+    expect([res.status, res.headers['content-range'], res.headers['content-type']]).toEqual([416, `bytes */${length}`, 'application/json']);
+    expect(res.json()).toEqual({ error: 'range_not_satisfiable', message: expect.any(String) });
+    expect(res.headers['access-control-expose-headers']).toEqual(expect.stringContaining('Content-Range'));
+  });
+
+  it('resumes only the bytes If-Range names by their strong ETag; another ETag, a weak one or a date gets the whole representation', async () => {
+    const whole = await get(path, { 'Accept-Encoding': 'gzip' });
+    const etag = whole.headers['etag'] as string;
+    const resumed = await get(path, { 'Accept-Encoding': 'gzip', Range: 'bytes=5-', 'If-Range': etag });
+    expect([resumed.status, Buffer.concat([whole.body.subarray(0, 5), resumed.body]).equals(whole.body)]).toEqual([206, true]);
+    for (const ifRange of [(await get(path)).headers['etag'] as string, `W/${etag}`, '"other"', whole.headers['last-modified'] as string]) {
+      const res = await get(path, { 'Accept-Encoding': 'gzip', Range: 'bytes=5-', 'If-Range': ifRange });
+      expect([ifRange, res.status, res.headers['content-range'], res.body.equals(whole.body)]).toEqual([ifRange, 200, undefined, true]);
+    }
+  });
+
+  it('is ignored on HEAD, for other units, invalid specs and ranges with a gap: 200 with the whole representation', async () => {
+    const whole = await get(path);
+    for (const range of ['items=0-9', 'bytes=9-0', 'bytes=0-4,x', 'bytes=0-4,10-14']) {
+      const res = await get(path, { Range: range });
+      expect([range, res.status, res.headers['content-range'], res.body.equals(whole.body)]).toEqual([range, 200, undefined, true]);
+    }
+    const head = await send('HEAD', `${base}${path}`, { Range: 'bytes=0-9' });
+    expect([head.status, head.headers['content-length'], head.headers['content-range'], head.body.length]).toEqual([200, String(whole.body.length), undefined, 0]);
+  });
+
+  it('comes after the preconditions: a matching If-None-Match is 304 and a failing If-Match 412 (§13.2.2)', async () => {
+    const etag = (await get(path)).headers['etag'] as string;
+    expect((await get(path, { Range: 'bytes=0-9', 'If-None-Match': etag })).status).toBe(304);
+    expect((await get(path, { Range: 'bytes=0-9', 'If-Match': '"other"' })).status).toBe(412);
+    expect((await get(path, { Range: 'bytes=0-9', 'If-Match': etag })).status).toBe(206);
+  });
+});
+
 describe('content coding negotiation (RFC 9110 §12.5.3)', () => {
   const path = '/feed.xml';
   const codingFor = async (acceptEncoding: string) => (await get(path, { 'Accept-Encoding': acceptEncoding })).headers['content-encoding'] ?? 'identity';

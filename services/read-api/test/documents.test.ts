@@ -35,7 +35,8 @@ describe.each(DOCUMENTS)('GET $path', ({ path, type, link }) => {
     expect(res.headers['cache-control']).toBe('public, max-age=60, must-revalidate');
     expect(res.headers['vary']).toBe('Accept-Encoding');
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    expect(res.headers['access-control-expose-headers']).toBe('ETag, Last-Modified, Link, Mcp-Session-Id, Retry-After, Allow');
+    expect(res.headers['access-control-expose-headers']).toBe('ETag, Last-Modified, Link, Mcp-Session-Id, Retry-After, Allow, Accept-Ranges, Content-Range');
+    expect(res.headers['accept-ranges']).toBe('bytes');
     expect(res.headers['link']).toBe(link);
     expect(res.headers['x-powered-by']).toBeUndefined();
     if (type === 'application/json') expect(() => JSON.parse(res.body.toString('utf8'))).not.toThrow();

@@ -95,6 +95,25 @@ describe('live responses conform to /.well-known/openapi.json', () => {
     }
   });
 
+  it('206 and 416 of a byte range carry the headers their responses require, and the 416 its envelope', async () => {
+    const headerSchema = (name: string) => ajv.compile({ $ref: `openapi.json#/components/headers/${pointer(name)}/schema` });
+    for (const template of ['/reviews.json', '/api/feed.json', '/feed.xml']) {
+      // A slice of JSON is no JSON: read it as bytes.
+      const partial = await request(url).get(template).set('Range', 'bytes=0-99').responseType('blob');
+      expect([template, partial.status]).toEqual([template, 206]);
+      const declared = ((((openapi.paths as Json)[template] as Json).get as Json).responses as Json)['206'] as Json;
+      for (const name of Object.keys(declared.headers as Json)) {
+        const value = partial.headers[name.toLowerCase()];
+        expect([template, name, typeof value]).toEqual([template, name, 'string']);
+        if (name === 'Content-Range' || name === 'Accept-Ranges') expect([name, headerSchema(name)(value)]).toEqual([name, true]);
+      }
+    }
+    const unsatisfiable = await request(url).get('/reviews.json').set('Range', 'bytes=999999999-');
+    expect(unsatisfiable.status).toBe(416);
+    expect(headerSchema('Content-Range')(unsatisfiable.headers['content-range'])).toBe(true);
+    expectConforms('/reviews.json', 416, unsatisfiable.body);
+  });
+
   it('404 of an unknown path matches the NotFound response', async () => {
     const res = await request(url).get('/reviews.json/nope');
     expect(res.status).toBe(404);

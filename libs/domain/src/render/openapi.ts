@@ -36,10 +36,11 @@ const INFO_DESCRIPTION = [
   '- **No authentication.** Every endpoint is public and read-only; an `Authorization` header is ignored.',
   `- **HEAD.** ${HEAD_NOTE}`,
   "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding) and `Last-Modified` (the publish time of the dataset version in which that representation's bytes last changed, never before the replica started, since a new release may render the same dataset differently; replicas may therefore date what they loaded at start differently). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent (a date in a second two dataset versions share gets `200`: it cannot tell them apart); an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
+  "- **Byte ranges.** Every GET representation carries `Accept-Ranges: bytes`. A `Range` of one range (`bytes=first-last`, `bytes=first-` or `bytes=-suffix`), counted in the bytes of the content-coding the request negotiated, gets `206` with `Content-Range` and the 200's validators; one that starts past the end gets `416` with `Content-Range: bytes */length`. Ranges that overlap or touch are joined into one; ranges with a gap between them, another unit or an invalid range are ignored (`200` with the whole representation, which RFC 9110 §14.2 allows), and so is `Range` on HEAD. `If-Range` resumes only while the strong `ETag` it names is current; a date there never matches, since `Last-Modified` is not a strong validator here (see above), so the whole representation is sent. Preconditions come first (`412`, `304`).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
   '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope; the operations below list those a client can meet.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
-  '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link`, `Mcp-Session-Id`, `Retry-After` and `Allow`.',
+  '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link`, `Mcp-Session-Id`, `Retry-After`, `Allow`, `Accept-Ranges` and `Content-Range`.',
 ].join('\n');
 
 /** Responses shared by many operations; `headOperation` reads them to drop their bodies. */
@@ -68,6 +69,11 @@ const RESPONSES: Record<string, Json> = {
   NotReady: {
     description: 'Service Unavailable: no dataset has been loaded yet (the service is starting or waiting for its first publish).',
     headers: { 'Retry-After': RETRY_AFTER },
+    content: JSON_ERROR,
+  },
+  RangeNotSatisfiable: {
+    description: 'Range Not Satisfiable: no range in `Range` starts within the representation (its negotiated content-coding\'s bytes).',
+    headers: { 'Content-Range': { ...ref.header('Content-Range'), description: '`bytes */length`: the length of the representation the request negotiated.' } },
     content: JSON_ERROR,
   },
   PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
@@ -110,6 +116,13 @@ function components(urls: PublicUrls): Json {
       'Cache-Control': { description: 'Public caching policy; caches revalidate with the validators above.', required: true, schema: { type: 'string' }, example: 'public, max-age=60, must-revalidate' },
       Vary: { description: 'Always `Accept-Encoding`: brotli and gzip variants are served when accepted.', required: true, schema: { type: 'string', const: 'Accept-Encoding' } },
       Allow: { description: 'The methods the path supports.', required: true, schema: { type: 'string' } },
+      'Accept-Ranges': { description: 'Always `bytes`: a GET may ask for one byte range with `Range`.', required: true, schema: { type: 'string', const: 'bytes' } },
+      'Content-Range': {
+        description: "The bytes a 206 holds, `bytes first-last/length`, or on 416 `bytes */length`; positions and length count the bytes of the content-coding the request negotiated.",
+        required: true,
+        schema: { type: 'string', pattern: '^bytes (\\d+-\\d+|\\*)/\\d+$' },
+        example: 'bytes 0-1023/37423',
+      },
       'Mcp-Session-Id': {
         description: 'Session id minted by `initialize`; any replica accepts it and it survives restarts. Visible ASCII only.',
         required: true,
@@ -145,6 +158,21 @@ function components(urls: PublicUrls): Json {
         description: 'HTTP-date; 412 when the dataset was published after it. Ignored when `If-Match` is present.',
         schema: { type: 'string' },
       },
+      Range: {
+        name: 'Range',
+        in: 'header',
+        required: false,
+        description:
+          'One byte range of the representation, counted in the bytes of the negotiated content-coding: `bytes=first-last`, `bytes=first-` or `bytes=-suffix`. 206 with those bytes; 416 when it starts past the end. Ranges that overlap or touch are joined; ranges with a gap between them, another unit or an invalid range are ignored (200 with the whole representation). GET only.',
+        schema: { type: 'string' },
+      },
+      IfRange: {
+        name: 'If-Range',
+        in: 'header',
+        required: false,
+        description: 'The strong ETag of the copy being resumed: `Range` is served only while that ETag is current, else 200 with the whole representation. A date never matches: `Last-Modified` is not a strong validator here.',
+        schema: { type: 'string' },
+      },
     },
     responses: RESPONSES,
   };
@@ -167,7 +195,7 @@ interface ReadEndpoint {
 function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
   const parameters = endpoint.queryParameters ?? [];
   const takesParameters = parameters.length > 0 || (endpoint.pathParameters ?? []).length > 0;
-  const topicHeaders =
+  const topicHeaders: Json =
     endpoint.topic === undefined
       ? {}
       : {
@@ -178,23 +206,26 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
             example: topicLinkHeader(urls, endpoint.topic),
           },
         };
+  const representationHeaders = {
+    ETag: ref.header('ETag'),
+    'Last-Modified': ref.header('Last-Modified'),
+    'Cache-Control': ref.header('Cache-Control'),
+    Vary: ref.header('Vary'),
+    'Accept-Ranges': ref.header('Accept-Ranges'),
+    ...topicHeaders,
+  };
   return {
     tags: [endpoint.tag],
     operationId: endpoint.operationId,
     summary: endpoint.summary,
     description: `${endpoint.description}\n\n${HEAD_NOTE}`,
-    parameters: [...parameters, ref.parameter('IfNoneMatch'), ref.parameter('IfModifiedSince'), ref.parameter('IfMatch'), ref.parameter('IfUnmodifiedSince')],
+    parameters: [...parameters, ref.parameter('IfNoneMatch'), ref.parameter('IfModifiedSince'), ref.parameter('IfMatch'), ref.parameter('IfUnmodifiedSince'), ...GET_ONLY_PARAMETERS],
     responses: {
-      '200': {
-        description: 'OK',
-        headers: {
-          ETag: ref.header('ETag'),
-          'Last-Modified': ref.header('Last-Modified'),
-          'Cache-Control': ref.header('Cache-Control'),
-          Vary: ref.header('Vary'),
-          ...topicHeaders,
-        },
-        content: endpoint.content,
+      '200': { description: 'OK', headers: representationHeaders, content: endpoint.content },
+      '206': {
+        description: 'Partial Content: the one range of bytes `Range` asks for, of the variant the request negotiated (`Content-Encoding` as on the 200), with the 200\'s validators.',
+        headers: { ...representationHeaders, 'Content-Range': ref.header('Content-Range') },
+        content: Object.fromEntries(Object.keys(endpoint.content).map((mediaType) => [mediaType, { schema: { description: 'Bytes first to last of the representation, as `Content-Range` says: a slice, not a document by itself.' } }])),
       },
       '304':
         endpoint.topic === undefined
@@ -203,11 +234,16 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
       '400': takesParameters ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
+      '416': ref.response('RangeNotSatisfiable'),
       ...TARGET_ERRORS,
       '503': ref.response('NotReady'),
     },
   };
 }
+
+/** Byte ranges are defined for GET only (RFC 9110 §14.2): a HEAD ignores them, so its operation has neither. */
+const GET_ONLY_PARAMETERS = [ref.parameter('Range'), ref.parameter('IfRange')];
+const GET_ONLY_STATUSES = new Set(['206', '416']);
 
 /** What the HTTP server answers on any path before routing (libs/runtime http/server.ts), besides a 400 for a malformed target. */
 const TARGET_ERRORS: Json = {
@@ -551,8 +587,13 @@ function bodiless(response: Json): Json {
  * no body (RFC 9110 §9.3.2): derived from the GET, so the two cannot drift apart.
  */
 function headOperation(get: Json): Json {
-  const responses = Object.fromEntries(Object.entries(get.responses as Record<string, Json>).map(([status, response]) => [status, bodiless(response)]));
-  return { ...get, operationId: `${String(get.operationId)}Head`, summary: `${String(get.summary)} (headers only)`, description: HEAD_NOTE, responses };
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, Json>)
+      .filter(([status]) => !GET_ONLY_STATUSES.has(status))
+      .map(([status, response]) => [status, bodiless(response)]),
+  );
+  const parameters = (get.parameters as Reference[] | undefined)?.filter((parameter) => !GET_ONLY_PARAMETERS.some((getOnly) => getOnly.$ref === parameter.$ref));
+  return { ...get, operationId: `${String(get.operationId)}Head`, summary: `${String(get.summary)} (headers only)`, description: HEAD_NOTE, ...(parameters === undefined ? {} : { parameters }), responses };
 }
 
 function withHead(paths: Record<string, Json>): Record<string, Json> {

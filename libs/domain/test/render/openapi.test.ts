@@ -73,7 +73,7 @@ describe('buildOpenApiDocument', () => {
     }
   });
 
-  it('declares HEAD beside every GET: its parameters, statuses and headers, no body, an operationId of its own', () => {
+  it('declares HEAD beside every GET: its parameters, statuses and headers but the byte ranges (GET only), no body, an operationId of its own', () => {
     const doc = build();
     const resolve = (response: Response): Response =>
       response.$ref === undefined ? response : { ...doc.components.responses[response.$ref.replace('#/components/responses/', '')], ...(response.description === undefined ? {} : { description: response.description }) };
@@ -85,9 +85,11 @@ describe('buildOpenApiDocument', () => {
         expect([path, head]).toEqual([path, undefined]);
         continue;
       }
-      expect([path, head?.parameters]).toEqual([path, get.parameters]);
-      expect([path, Object.keys(head?.responses ?? {})]).toEqual([path, Object.keys(get.responses)]);
-      for (const [status, response] of Object.entries(get.responses)) {
+      const rangeParameters = ['#/components/parameters/Range', '#/components/parameters/IfRange'];
+      expect([path, head?.parameters]).toEqual([path, get.parameters?.filter((parameter) => !rangeParameters.includes(String((parameter as { $ref?: string }).$ref)))]);
+      const rangeStatuses = ['206', '416'];
+      expect([path, Object.keys(head?.responses ?? {})]).toEqual([path, Object.keys(get.responses).filter((status) => !rangeStatuses.includes(status))]);
+      for (const [status, response] of Object.entries(get.responses).filter(([status]) => !rangeStatuses.includes(status))) {
         const headResponse = resolve(head!.responses[status]!);
         expect([path, status, headResponse.headers, headResponse.content]).toEqual([path, status, resolve(response).headers, undefined]);
       }
@@ -101,17 +103,18 @@ describe('buildOpenApiDocument', () => {
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
   });
 
-  it('documents 200, 304, 400, 404, 412, 414, 417, 431, 501, 505 and 503 on every GET, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
+  it('documents 200, 206, 304, 400, 404, 412, 416, 414, 417, 431, 501, 505 and 503 on every GET, Range and If-Range beside the preconditions, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
       const takesParameters = [...(paths[path]?.parameters ?? []), ...(operation.parameters ?? [])].some((parameter) => parameter.in === 'query' || parameter.in === 'path');
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '400', '404', '412', '414', '417', '431', '501', '503', '505']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '404', '412', '414', '416', '417', '431', '501', '503', '505']);
+      expect(operation.parameters?.filter((parameter) => parameter.in === undefined)).toEqual(['IfNoneMatch', 'IfModifiedSince', 'IfMatch', 'IfUnmodifiedSince', 'Range', 'IfRange'].map((name) => ({ $ref: `#/components/parameters/${name}` })));
       expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
       expect(Object.keys((paths[path]?.options as Operation).responses).sort()).toEqual(['204', '400', '414', '417', '431', '501', '505']);
     }
     for (const [path, topic] of [['/reviews.json', URLS.reviews], ['/api/feed.json', URLS.feedJson], ['/feed.xml', URLS.feedAtom]] as const) {
-      for (const status of ['200', '304']) {
+      for (const status of ['200', '206', '304']) {
         const response = paths[path]?.get?.responses[status] as { headers: Record<string, { example?: string }> };
         expect(response.headers.Link?.example).toBe(`<${URLS.hub}>; rel="hub", <${topic}>; rel="self"`);
       }

@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * Public, credential-free API: any origin may read, and scripts may see the validators, the hub
- * Link, and how long to wait (`Retry-After` on 429/503) or what to send instead (`Allow` on 405),
- * none of which the Fetch standard lets a script read unless exposed. A flat `[name, value, ...]`
+ * Link, how long to wait (`Retry-After` on 429/503) or what to send instead (`Allow` on 405), and
+ * whether and which bytes a range answer holds (`Accept-Ranges`, `Content-Range`), none of which the
+ * Fetch standard lets a script read unless exposed. A flat `[name, value, ...]`
  * list, so the fast path can hand it to `res.writeHead` as is.
  */
-export const CORS_HEADERS: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id, Retry-After, Allow'];
+export const CORS_HEADERS: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', 'ETag, Last-Modified, Link, Mcp-Session-Id, Retry-After, Allow, Accept-Ranges, Content-Range'];
 
 export function setCorsHeaders(res: ServerResponse): void {
   for (let i = 0; i < CORS_HEADERS.length; i += 2) res.setHeader(CORS_HEADERS[i]!, CORS_HEADERS[i + 1]!);

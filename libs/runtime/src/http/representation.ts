@@ -4,6 +4,7 @@ import { chooseContentCoding, negotiableAcceptEncoding } from './negotiate.js';
 import { isNotModified, isPreconditionFailed } from './conditional.js';
 import { sendError } from './errors.js';
 import { CORS_HEADERS } from './cors.js';
+import { ifRangeHolds, requestedRange, type ByteRange } from './byte-ranges.js';
 
 /**
  * Caches may reuse a response for a minute, then must revalidate (cheap: a 304 by ETag). A minute
@@ -17,6 +18,8 @@ interface PreparedVariant {
   /** Flat `[name, value, ...]` lists for `res.writeHead`. */
   readonly ok: OutgoingHttpHeader[];
   readonly notModified: OutgoingHttpHeader[];
+  /** The 200's headers up to Content-Length, which a 206 completes with its Content-Range. */
+  readonly partialBase: readonly OutgoingHttpHeader[];
 }
 
 interface Prepared {
@@ -34,10 +37,36 @@ function prepareVariant(representation: Representation, variant: Variant, link: 
   if (link !== undefined) common.push('Link', link);
   // A 304 carries no Last-Modified: RFC 9110 §15.4.5 asks for no representation metadata beyond
   // ETag, Vary and the cache fields when an ETag is there to guide the cache update.
-  const ok = [...common, 'Last-Modified', lastModified, 'Content-Type', representation.contentType];
-  if (variant.coding !== 'identity') ok.push('Content-Encoding', variant.coding);
-  ok.push('Content-Length', variant.body.length);
-  return { variant, ok, notModified: common };
+  const partialBase = [...common, 'Last-Modified', lastModified, 'Content-Type', representation.contentType];
+  if (variant.coding !== 'identity') partialBase.push('Content-Encoding', variant.coding);
+  partialBase.push('Accept-Ranges', 'bytes');
+  return { variant, ok: [...partialBase, 'Content-Length', variant.body.length], notModified: common, partialBase };
+}
+
+/**
+ * A GET with `Range` (§14.2, after the preconditions as §13.2.2 orders them): one range of the
+ * negotiated variant's bytes as 206, a 416 naming the length when no range fits, or the whole
+ * representation (200) when `If-Range` does not hold or the field is to be ignored.
+ */
+function sendRange(req: IncomingMessage, res: ServerResponse, chosen: PreparedVariant, range: string): void {
+  const { body, etag } = chosen.variant;
+  // node:http joins a field sent on several lines into one string (an array only for Set-Cookie).
+  const ifRange = req.headers['if-range'] as string | undefined;
+  const request = ifRange === undefined || ifRangeHolds(ifRange, etag) ? requestedRange(range, body.length) : { kind: 'whole' as const };
+  if (request.kind === 'whole') {
+    res.writeHead(200, chosen.ok);
+    res.end(body);
+  } else if (request.kind === 'unsatisfiable') {
+    sendError(res, 416, 'range_not_satisfiable', `No range in Range starts within the ${body.length} bytes of this representation (its content-coding's, when one was negotiated).`, { headers: { 'Content-Range': `bytes */${body.length}` } });
+  } else {
+    writePartial(res, chosen, request.range);
+  }
+}
+
+function writePartial(res: ServerResponse, chosen: PreparedVariant, { first, last }: ByteRange): void {
+  const { body } = chosen.variant;
+  res.writeHead(206, [...chosen.partialBase, 'Content-Range', `bytes ${first}-${last}/${body.length}`, 'Content-Length', last - first + 1]);
+  res.end(body.subarray(first, last + 1));
 }
 
 /**
@@ -85,7 +114,8 @@ export interface SendOptions {
 
 /**
  * The fast path for a precomputed GET/HEAD representation, straight on node:http: picks the
- * precompressed variant, answers conditionals with 412 or 304 (RFC 9110 §13.2.2), and writes prepared headers and bytes in
+ * precompressed variant, answers conditionals with 412 or 304 (RFC 9110 §13.2.2), a byte range with
+ * 206 or 416, and writes prepared headers and bytes in
  * one `writeHead` (headers set earlier with `setHeader`, such as `Connection: close` while
  * draining, are kept). Node drops the body of a HEAD response itself, keeping Content-Length.
  */
@@ -101,6 +131,11 @@ export function sendRepresentation(req: IncomingMessage, res: ServerResponse, re
   if ((headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) && isNotModified(headers, { etag: chosen.variant.etag, lastModifiedMs: prepared.lastModifiedMs, lastModifiedShared: prepared.lastModifiedShared }, req.rawHeaders)) {
     res.writeHead(304, chosen.notModified);
     res.end();
+    return;
+  }
+  // Range is defined for GET only (§14.2): a HEAD gets the 200's headers.
+  if (headers.range !== undefined && req.method === 'GET') {
+    sendRange(req, res, chosen, headers.range);
     return;
   }
   res.writeHead(200, chosen.ok);
