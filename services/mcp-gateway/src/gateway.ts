@@ -50,6 +50,7 @@ import { createGatewayMetrics, SERVICE_NAME, type GatewayMetrics } from './metri
 import { createOriginPolicy } from './origins.js';
 import { promptProblem } from './prompts.js';
 import { buildMcpServer, toolError } from './server.js';
+import { sendMemoizedAnswer } from './gzip-answers.js';
 import { createMemoizedLists } from './memoized-lists.js';
 import { createMemoizedToolCalls, responseTail } from './memoized-tool-calls.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
@@ -328,8 +329,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       if (request !== null && version !== null) {
         const answer = ownAnswer(request);
         if (answer !== null) return sendJson(res, 200, answer);
-        const listed = lists.answer(request, snapshot, version);
-        if (listed !== null) return sendJsonText(res, 200, listed);
+        const listed = lists.head(request, snapshot, version);
+        if (listed !== null) return sendMemoizedAnswer(req, res, listed, responseTail(request.id));
       }
 
       const server = buildMcpServer(snapshot, urls);

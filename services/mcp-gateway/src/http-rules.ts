@@ -296,18 +296,24 @@ export function normalizeAcceptForSdk(req: IncomingMessage): void {
 }
 
 /**
+ * What every answer of the gateway varies by (RFC 9110 §12.5.5): Origin, even when a request has none (the
+ * Fetch standard's "CORS protocol and HTTP caches"), and Accept-Encoding, as memoized answers go out gzipped
+ * to those who accept it (gzip-answers.ts).
+ */
+const VARY = 'Origin, Accept-Encoding';
+
+/**
  * No answer of the gateway is for a cache: a shared one kept a GET's 405 (cacheable by default, RFC
- * 9110 §15.5.6) or an Origin's 403 and served it to everyone. Answers differ by Origin even when a
- * request has none (the Fetch standard's "CORS protocol and HTTP caches").
+ * 9110 §15.5.6) or an Origin's 403 and served it to everyone.
  */
 export function markUncacheable(res: ServerResponse): void {
   res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Vary', 'Origin');
+  res.setHeader('Vary', VARY);
 }
 
 /** CORS headers for an allowed browser origin, on every answer (errors included), so a page can read the session id. */
 export function exposeToOrigin(res: ServerResponse, origin: string): void {
-  res.setHeader('Vary', 'Origin');
+  res.setHeader('Vary', VARY);
   res.setHeader('Access-Control-Allow-Origin', origin);
   res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
 }

@@ -20,6 +20,8 @@ const NO_SNAPSHOT = {};
 export interface MemoizedLists {
   /** The whole response to `request` as the SDK answered it before, else null. */
   answer(request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null;
+  /** That response up to its id (responseTail ends it), the same Buffer on every call, else null. */
+  head(request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null;
   /** Keeps the SDK's response to `request` when it is a list's result. */
   record(request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse, snapshot: Snapshot | null, version: string): void;
 }
@@ -42,12 +44,16 @@ function memoKey(request: JSONRPCRequest, version: string): string | null {
 export function createMemoizedLists(): MemoizedLists {
   // At most one entry per list or resource and protocol version for each dataset version; an old version's go with its snapshot.
   const answers = new WeakMap<object, Map<string, Buffer>>();
+  const head = (request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null => {
+    const key = memoKey(request, version);
+    return (key === null ? undefined : answers.get(snapshot ?? NO_SNAPSHOT)?.get(key)) ?? null;
+  };
   return {
     answer(request, snapshot, version) {
-      const key = memoKey(request, version);
-      const head = key === null ? undefined : answers.get(snapshot ?? NO_SNAPSHOT)?.get(key);
-      return head === undefined ? null : Buffer.concat([head, responseTail(request.id)]);
+      const memoized = head(request, snapshot, version);
+      return memoized === null ? null : Buffer.concat([memoized, responseTail(request.id)]);
     },
+    head,
     record(request, response, snapshot, version) {
       const key = memoKey(request, version);
       if (key === null || !('result' in response) || response.id !== request.id) return;

@@ -3,6 +3,7 @@ import { isJSONRPCRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sd
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
 import { acceptsMcpResponses, answerBodyError, exposeToOrigin, parseJsonBody, requestProtocolVersion, type BodyError } from './http-rules.js';
+import { sendMemoizedAnswer } from './gzip-answers.js';
 import { responseTail, type MemoizedToolCalls } from './memoized-tool-calls.js';
 import type { Session, SessionIds } from './session-id.js';
 
@@ -66,13 +67,7 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
     const origin = req.headers.origin;
     if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Mcp-Session-Id', sessionId);
-    const tail = responseTail(message.id);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': result.head.length + tail.length });
-    // One socket write for headers, memoized head and id, without copying the head.
-    res.cork();
-    res.write(result.head);
-    res.end(tail);
-    res.uncork();
+    sendMemoizedAnswer(req, res, result.head, responseTail(message.id));
     return true;
   }
 

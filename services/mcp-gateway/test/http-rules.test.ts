@@ -611,7 +611,7 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST, OPTIONS');
     // A shared cache kept a 405 (cacheable by default) and served it to every origin, without their CORS headers.
-    expect([response.headers.get('cache-control'), response.headers.get('vary')]).toEqual(['no-store', 'Origin']);
+    expect([response.headers.get('cache-control'), response.headers.get('vary')]).toEqual(['no-store', 'Origin, Accept-Encoding']);
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
   });
 
@@ -621,7 +621,7 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.status).toBe(403);
       expect(response.json).toMatchObject({ error: { code: -32000, message: expect.stringContaining('Origin') } });
       expect(response.headers.get('mcp-session-id')).toBeNull();
-      expect([response.headers.get('cache-control'), response.headers.get('vary')]).toEqual(['no-store', 'Origin']);
+      expect([response.headers.get('cache-control'), response.headers.get('vary')]).toEqual(['no-store', 'Origin, Accept-Encoding']);
     });
 
     it.each(['https://reviews.example.com', 'http://localhost:6274', 'http://127.0.0.1:3000'])('allows %s and exposes Mcp-Session-Id to it', async (origin) => {

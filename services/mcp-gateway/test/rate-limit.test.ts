@@ -30,7 +30,7 @@ describe('MCP_RATE_LIMIT_PER_MINUTE', () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Not for a cache: a 429 kept by one would refuse every client.
-    expect([refused.headers.get('cache-control'), refused.headers.get('vary')]).toEqual(['no-store', 'Origin']);
+    expect([refused.headers.get('cache-control'), refused.headers.get('vary')]).toEqual(['no-store', 'Origin, Accept-Encoding']);
     expect(refused.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Too Many Requests: more than 30 MCP requests a minute from this client; retry after \d+ s$/) } });
     expect(await statusesFrom(gateway, '198.51.100.2', 2)).toEqual([200, 200, 200]);
   });

@@ -115,7 +115,7 @@ describe('tools/call fast path', () => {
     expect(viaFast).toEqual(viaSdk);
     expect(viaProbe).toEqual(viaSdk);
     // The gateway's headers for every answer, on both paths: no cache keeps an MCP answer.
-    expect(viaFast.headers).toEqual(expect.arrayContaining(['Cache-Control: no-store', 'Vary: Origin']));
+    expect(viaFast.headers).toEqual(expect.arrayContaining(['Cache-Control: no-store', 'Vary: Origin, Accept-Encoding']));
     return { answer: viaSdk, taken: fallbacks === before };
   }
 

@@ -440,7 +440,15 @@ function mcpPath(): Json {
       responses: {
         '200': {
           description: 'The JSON-RPC response (for a batch, an array of the responses to its requests and of a -32600 error with `id: null` for each element that is no JSON-RPC message, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
-          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' } },
+          headers: {
+            'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' },
+            'Content-Encoding': {
+              description: '`gzip` on the answers the gateway keeps per dataset version (a repeated `tools/call`, the lists, `resources/read`) once they are compressed, when the request accepts gzip; absent on the others.',
+              required: false,
+              schema: { type: 'string', const: 'gzip' },
+            },
+            Vary: { description: 'Every `/mcp` answer varies by `Origin` and `Accept-Encoding`, and none is for a cache (`Cache-Control: no-store`).', required: true, schema: { type: 'string', const: 'Origin, Accept-Encoding' } },
+          },
           content: { 'application/json': { schema: ref.schema('McpResponseBody') } },
         },
         '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
