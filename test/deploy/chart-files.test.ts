@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { chartDir, ensureHelm, renderChart, repoRoot, type K8sObject } from './support/chart.js';
+import { chartDir, ensureHelm, helm, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
 
 const listFiles = (dir: string, suffix: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(suffix)).sort() : []);
 const read = (dir: string, file: string): string => readFileSync(join(dir, file), 'utf8');
@@ -56,4 +56,30 @@ describe('packaged for Grafana and Prometheus (everything-on values)', () => {
     expect(rules).toHaveLength(1);
     expect(rules[0]?.spec.groups).toEqual(expected);
   });
+});
+
+describe('runbook links of the PrometheusRule', () => {
+  type Rule = { alert?: string; annotations?: Record<string, string> };
+  const runbooks = async (set: string[]): Promise<Record<string, string | undefined>> => {
+    const result = await helm(await ensureHelm(), ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.prometheusRule.enabled=true', ...set]);
+    if (!result.ok) throw new Error(result.stderr);
+    const [rule] = parseManifests(result.stdout, 'runbookBaseUrl').filter((o) => o.kind === 'PrometheusRule');
+    const rules = (rule?.spec.groups as { rules: Rule[] }[]).flatMap((group) => group.rules).filter((r) => r.alert !== undefined);
+    return Object.fromEntries(rules.map((r) => [r.alert!, r.annotations?.runbook_url]));
+  };
+
+  it('join each alert\'s runbook path to metrics.prometheusRule.runbookBaseUrl, with or without its trailing slash, and keep the path without one', async () => {
+    const relative = await runbooks([]);
+    expect(Object.keys(relative).length).toBeGreaterThan(5);
+    for (const [alert, url] of Object.entries(relative)) expect({ alert, url }).toEqual({ alert, url: `docs/operations.md#${alert.toLowerCase()}` });
+    for (const base of ['https://git.example.com/acme/public-reviews/blob/v1.0.0', 'https://git.example.com/acme/public-reviews/blob/v1.0.0/']) {
+      const absolute = await runbooks(['--set', `metrics.prometheusRule.runbookBaseUrl=${base}`]);
+      expect(absolute).toEqual(Object.fromEntries(Object.keys(relative).map((alert) => [alert, `https://git.example.com/acme/public-reviews/blob/v1.0.0/docs/operations.md#${alert.toLowerCase()}`])));
+    }
+  }, 120_000);
+
+  it('refuses a base that is no http(s) URL', async () => {
+    const result = await helm(await ensureHelm(), ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.prometheusRule.runbookBaseUrl=docs.example.com/x']);
+    expect([result.ok, result.stderr]).toEqual([false, expect.stringContaining('runbookBaseUrl')]);
+  }, 120_000);
 });
