@@ -160,7 +160,7 @@ describe.each(READ_ENDPOINTS)('byte ranges of GET $path (RFC 9110 §14, §13.1.5
   it('a range starting past the end is 416 with the length in Content-Range and the JSON envelope', async () => {
     const length = (await get(path, { 'Accept-Encoding': 'gzip' })).body.length;
     const res = await get(path, { 'Accept-Encoding': 'gzip', Range: `bytes=${length}-` });
-    expect([res.status, res.headers['content-range'], res.headers['content-type']]).toEqual([416, `bytes */${length}`, 'application/json']);
+    expect([res.status, res.headers['content-range'], res.headers['content-type'], res.headers['vary']]).toEqual([416, `bytes */${length}`, 'application/json', 'Accept-Encoding']);
     expect(res.json()).toEqual({ error: 'range_not_satisfiable', message: expect.any(String) });
     expect(res.headers['access-control-expose-headers']).toEqual(expect.stringContaining('Content-Range'));
   });

@@ -72,7 +72,7 @@ const RESPONSES: Record<string, Json> = {
     content: JSON_ERROR,
   },
   RangeNotSatisfiable: {
-    description: 'Range Not Satisfiable: no range in `Range` starts within the representation (its negotiated content-coding\'s bytes).',
+    description: 'Range Not Satisfiable: no range in `Range` selects a byte of the representation (of its negotiated content-coding): each starts past the end or is a suffix of 0 bytes.',
     headers: { 'Content-Range': { ...ref.header('Content-Range'), description: '`bytes */length`: the length of the representation the request negotiated.' } },
     content: JSON_ERROR,
   },

@@ -57,7 +57,10 @@ function sendRange(req: IncomingMessage, res: ServerResponse, chosen: PreparedVa
     res.writeHead(200, chosen.ok);
     res.end(body);
   } else if (request.kind === 'unsatisfiable') {
-    sendError(res, 416, 'range_not_satisfiable', `No range in Range starts within the ${body.length} bytes of this representation (its content-coding's, when one was negotiated).`, { headers: { 'Content-Range': `bytes */${body.length}` } });
+    // The length depends on the negotiated coding, so the 416 varies by it as the 200 does.
+    sendError(res, 416, 'range_not_satisfiable', `No range in Range selects any of the ${body.length} bytes of this representation (those of its content-coding, when one was negotiated): each starts past the end or is a suffix of 0 bytes.`, {
+      headers: { 'Content-Range': `bytes */${body.length}`, Vary: 'Accept-Encoding' },
+    });
   } else {
     writePartial(res, chosen, request.range);
   }
