@@ -63,6 +63,7 @@ describe('MCP search_reviews and GET /api/reviews/search agree', () => {
     ['mentions_service=Direct%20cremation', { mentions_service: 'Direct cremation' }],
     ['mentions_service=memorial-service&limit=100', { mentions_service: 'memorial-service', limit: 100 }],
     ['query=nothing%20says%20this', { query: 'nothing says this' }],
+    ['limit=5&cursor=2025-03-07~01J00000000000000000000000', { limit: 5, cursor: '2025-03-07~01J00000000000000000000000' }],
   ])('same result for ?%s', async (query, args) => {
     const [mcp, http] = await Promise.all([search(args), rest(query)]);
     expect(http.status).toBe(200);
@@ -75,6 +76,7 @@ describe('MCP search_reviews and GET /api/reviews/search agree', () => {
     ['limit=0', { limit: 0 }, ['limit']],
     ['since=2025-02-30', { since: '2025-02-30' }, ['since']],
     ['since=2025-02-01&until=2025-01-01', { since: '2025-02-01', until: '2025-01-01' }, ['until']],
+    ['cursor=page-2', { cursor: 'page-2' }, ['cursor']],
   ])('both reject ?%s at the same parameter', async (query, args, paths) => {
     const [mcp, http] = await Promise.all([search(args), rest(query)]);
     expect(http.status).toBe(400);

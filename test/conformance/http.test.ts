@@ -326,7 +326,7 @@ describe('GET /api/reviews/search (spec §4.4, §7, §8)', () => {
     expect(body.reviews.every((r) => r.text?.toLowerCase().includes('price list'))).toBe(true);
     const none = await search('?query=zzzz-no-such-text');
     expect(none.res.status).toBe(200);
-    expect(none.body).toEqual({ matched: 0, returned: 0, reviews: [] });
+    expect(none.body).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
   });
 
   it('mentions_technician (name or alias, any case) and mentions_service (id) filter', async () => {

@@ -12,7 +12,7 @@ const search = (engine: SearchEngine, params: SearchParamsInput) => engine.searc
 const ids = (reviews: readonly Review[]) => reviews.map((review) => review.id);
 
 /** Reference semantics, written as plainly as possible: filter everything, then sort. */
-function naiveSearch(input: DatasetInput, params: SearchParams): { matched: number; ids: string[] } {
+function naiveSearch(input: DatasetInput, params: SearchParams): { matched: number; ids: string[]; next_cursor: string | null } {
   const lower = (value: string) => value.toLowerCase();
   const technician = params.mentions_technician === undefined ? undefined : input.business.technicians.find((t) => [t.name, ...t.aliases].map(lower).includes(lower(params.mentions_technician as string)));
   const service = params.mentions_service === undefined ? undefined : input.business.services.find((s) => lower(s.id) === lower(params.mentions_service as string) || lower(s.label) === lower(params.mentions_service as string));
@@ -27,9 +27,13 @@ function naiveSearch(input: DatasetInput, params: SearchParams): { matched: numb
     if (params.mentions_service !== undefined && (!service || !analysis?.services.includes(service.id))) return false;
     return true;
   });
-  const sortKey = (review: Review) => `${review.date}|${review.id}`;
+  const sortKey = (review: Pick<Review, 'date' | 'id'>) => `${review.date}|${review.id}`;
   matching.sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : -1));
-  return { matched: matching.length, ids: matching.slice(0, params.limit).map((review) => review.id) };
+  const cursor = params.cursor === undefined ? undefined : sortKey({ date: params.cursor.slice(0, 10), id: params.cursor.slice(11) });
+  const rest = cursor === undefined ? matching : matching.filter((review) => sortKey(review) < cursor);
+  const page = rest.slice(0, params.limit);
+  const last = page[page.length - 1];
+  return { matched: matching.length, ids: page.map((review) => review.id), next_cursor: rest.length > params.limit && last ? `${last.date}~${last.id}` : null };
 }
 
 describe('search engine on hand-written reviews', () => {
@@ -48,7 +52,7 @@ describe('search engine on hand-written reviews', () => {
   const engine = engineFor(input);
 
   it('returns everything newest first, ties by id descending, with the default limit', () => {
-    expect(search(engine, {})).toEqual({ matched: 5, returned: 5, reviews: [reviews[4], reviews[3], reviews[2], reviews[1], reviews[0]] });
+    expect(search(engine, {})).toEqual({ matched: 5, returned: 5, reviews: [reviews[4], reviews[3], reviews[2], reviews[1], reviews[0]], next_cursor: null });
   });
 
   it('filters by exact rating and by minimum rating (inclusive, fractional)', () => {
@@ -61,7 +65,7 @@ describe('search engine on hand-written reviews', () => {
   it('includes both ends of since/until', () => {
     expect(ids(search(engine, { since: '2025-02-01', until: '2025-03-15' }).reviews)).toEqual([ulidOf(5), ulidOf(4), ulidOf(3)]);
     expect(ids(search(engine, { since: '2025-01-10', until: '2025-01-10' }).reviews)).toEqual([ulidOf(2), ulidOf(1)]);
-    expect(search(engine, { since: '2025-03-16' })).toEqual({ matched: 0, returned: 0, reviews: [] });
+    expect(search(engine, { since: '2025-03-16' })).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
     expect(search(engine, { until: '2025-01-09' }).matched).toBe(0);
   });
 
@@ -119,8 +123,8 @@ describe('search engine on hand-written reviews', () => {
   });
 
   it('answers an unknown staff member or service with an empty result, not an error', () => {
-    expect(search(engine, { mentions_technician: 'Nobody' })).toEqual({ matched: 0, returned: 0, reviews: [] });
-    expect(search(engine, { mentions_service: 'embalming' })).toEqual({ matched: 0, returned: 0, reviews: [] });
+    expect(search(engine, { mentions_technician: 'Nobody' })).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
+    expect(search(engine, { mentions_service: 'embalming' })).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
   });
 
   it('combines filters with AND', () => {
@@ -130,9 +134,30 @@ describe('search engine on hand-written reviews', () => {
   });
 
   it('caps returned at limit while matched counts every match', () => {
-    expect(search(engine, { limit: 2 })).toEqual({ matched: 5, returned: 2, reviews: [reviews[4], reviews[3]] });
+    expect(search(engine, { limit: 2 })).toEqual({ matched: 5, returned: 2, reviews: [reviews[4], reviews[3]], next_cursor: `2025-03-15~${ulidOf(4)}` });
     expect(search(engine, { query: 'kind', limit: 1 })).toMatchObject({ matched: 3, returned: 1, reviews: [reviews[4]] });
     expect(search(engine, { mentions_technician: 'maggie', limit: 1 })).toMatchObject({ matched: 2, returned: 1 });
+  });
+
+  it('pages with next_cursor: each page starts after the last review of the one before, matched counts them all', () => {
+    const first = search(engine, { limit: 2 });
+    const second = search(engine, { limit: 2, cursor: first.next_cursor! });
+    expect(second).toEqual({ matched: 5, returned: 2, reviews: [reviews[2], reviews[1]], next_cursor: `2025-01-10~${ulidOf(2)}` });
+    expect(search(engine, { limit: 2, cursor: second.next_cursor! })).toEqual({ matched: 5, returned: 1, reviews: [reviews[0]], next_cursor: null });
+    // Filtered: the cursor of a page counts only the matches after it.
+    const kind = search(engine, { query: 'kind', limit: 2 });
+    expect([ids(kind.reviews), kind.next_cursor]).toEqual([[ulidOf(5), ulidOf(2)], `2025-01-10~${ulidOf(2)}`]);
+    expect(search(engine, { query: 'kind', limit: 2, cursor: kind.next_cursor! })).toEqual({ matched: 3, returned: 1, reviews: [reviews[0]], next_cursor: null });
+    // A last page of exactly `limit` matches says so.
+    expect(search(engine, { limit: 5 }).next_cursor).toBeNull();
+    expect(search(engine, { query: 'kind', limit: 3 }).next_cursor).toBeNull();
+  });
+
+  it('continues after a cursor whose review is gone, or that no review had, by its place in the order', () => {
+    // Between the two reviews of 2025-03-15 and those of 2025-01-10, none of them named.
+    expect(ids(search(engine, { cursor: `2025-02-01~${ulidOf(9)}` }).reviews)).toEqual([ulidOf(3), ulidOf(2), ulidOf(1)]);
+    expect(ids(search(engine, { cursor: `2030-01-01~${ulidOf(1)}`, limit: 1 }).reviews)).toEqual([ulidOf(5)]);
+    expect(search(engine, { cursor: `2000-01-01~${ulidOf(1)}` })).toEqual({ matched: 5, returned: 0, reviews: [], next_cursor: null });
   });
 
   it('lists reviews since a date, inclusive, newest first', () => {
@@ -152,7 +177,7 @@ describe('search engine on hand-written reviews', () => {
 
   it('works on an empty dataset', () => {
     const empty = engineFor(datasetWith([]));
-    expect(search(empty, { query: 'kind', since: '2025-01-01' })).toEqual({ matched: 0, returned: 0, reviews: [] });
+    expect(search(empty, { query: 'kind', since: '2025-01-01' })).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
     expect(empty.since('2025-01-01')).toEqual({ since: '2025-01-01', matched: 0, reviews: [] });
   });
 });
@@ -189,6 +214,8 @@ describe('search engine agrees with a naive filter-and-sort', () => {
       mentions_technician: optional(fc.constantFrom(...names).map((name) => name.toUpperCase())),
       mentions_service: optional(fc.constantFrom(...services)),
       limit: optional(fc.integer({ min: 1, max: 100 })),
+      // A review's own place, or one between reviews (an id no review has).
+      cursor: optional(fc.oneof(fc.constantFrom(...input.reviews).map((review) => `${review.date}~${review.id}`), fc.tuple(date, fc.constantFrom(...input.reviews)).map(([day, review]) => `${day}~${review.id}`))),
     },
     { requiredKeys: [] },
   );
@@ -201,10 +228,33 @@ describe('search engine agrees with a naive filter-and-sort', () => {
         if (!parsed.success) return;
         const result = engine.search(parsed.data);
         const expected = naiveSearch(input, parsed.data);
-        expect({ matched: result.matched, ids: ids(result.reviews) }).toEqual(expected);
+        expect({ matched: result.matched, ids: ids(result.reviews), next_cursor: result.next_cursor }).toEqual(expected);
         expect(result.returned).toBe(result.reviews.length);
       }),
       { numRuns: 400, seed: 20261121 },
+    );
+  });
+
+  it('pages through every match once, in order, by following next_cursor', () => {
+    fc.assert(
+      fc.property(params, fc.integer({ min: 1, max: 100 }), (raw, limit) => {
+        const parsed = SearchParams.safeParse({ ...raw, cursor: undefined, limit });
+        fc.pre(parsed.success);
+        if (!parsed.success) return;
+        const all = naiveSearch(input, { ...parsed.data, limit: input.reviews.length });
+        const paged: string[] = [];
+        let result = engine.search(parsed.data);
+        // Bounded: a cursor that went nowhere would page forever.
+        for (let pages = 1; pages <= Math.ceil(all.matched / limit) + 1; pages += 1) {
+          expect(result.matched).toBe(all.matched);
+          paged.push(...ids(result.reviews));
+          if (result.next_cursor === null) break;
+          expect(result.returned).toBe(limit);
+          result = engine.search({ ...parsed.data, cursor: result.next_cursor });
+        }
+        expect([paged, result.next_cursor]).toEqual([all.ids, null]);
+      }),
+      { numRuns: 150, seed: 20261128 },
     );
   });
 });

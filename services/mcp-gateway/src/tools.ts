@@ -85,7 +85,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'search_reviews',
     title: 'Search reviews',
     description:
-      'Finds published customer reviews of the funeral home matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20). Returns `matched` (total matches), `returned` and full `reviews`, exactly like GET /api/reviews/search; every review published is verified (from a verified source). No match is an empty list, not an error.',
+      'Finds published customer reviews of the funeral home matching every given filter (AND): exact `rating` or `min_rating`, date window `since`/`until` (YYYY-MM-DD, inclusive), case-insensitive `query` substring of the text, `mentions_technician` (staff name or alias) and `mentions_service` (service id or label). Newest first; `limit` 1-100 (default 20); for the next page send `next_cursor` back as `cursor` with the same filters (null: no more). Returns `matched` (total matches, on every page), `returned`, full `reviews` and `next_cursor`, exactly like GET /api/reviews/search; every review published is verified (from a verified source). No match is an empty list, not an error.',
     input: SearchParams,
     output: rootObject(SearchResult),
     run: (snapshot, params) => found(snapshot.search.search(params)),
@@ -104,7 +104,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'get_reviews_since',
     title: 'Reviews since a date',
-    description: `Returns the reviews dated on or after \`date\` (YYYY-MM-DD, inclusive), newest first: at most \`limit\` of them (1-${SINCE_LIMIT}, default ${SINCE_LIMIT}), with \`matched\` counting them all (GET /api/reviews/since/{date} returns every one). Use it to catch up on what is new since a known day; for more than ${SINCE_LIMIT}, narrow with search_reviews {since, until}.`,
+    description: `Returns the reviews dated on or after \`date\` (YYYY-MM-DD, inclusive), newest first: at most \`limit\` of them (1-${SINCE_LIMIT}, default ${SINCE_LIMIT}), with \`matched\` counting them all (GET /api/reviews/since/{date} returns every one). Use it to catch up on what is new since a known day; for more than ${SINCE_LIMIT}, page through search_reviews {since, cursor}.`,
     input: SinceToolParams,
     output: rootObject(SinceResult),
     run: (snapshot, { date, limit }) => {

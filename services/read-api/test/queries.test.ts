@@ -19,6 +19,7 @@ interface SearchBody {
   matched: number;
   returned: number;
   reviews: Review[];
+  next_cursor: string | null;
 }
 
 async function search(query: string): Promise<SearchBody> {
@@ -108,8 +109,22 @@ describe('GET /api/reviews/search', () => {
     expect(body.matched).toBe(all.length);
   });
 
+  it('pages through every match by next_cursor, which a query string carries as it is', async () => {
+    const expected = all.filter((r) => r.rating >= 4);
+    const paged: Review[] = [];
+    let body = await search('?min_rating=4&limit=7');
+    for (let pages = 1; pages <= Math.ceil(expected.length / 7) + 1 && body.next_cursor !== null; pages += 1) {
+      expect(body.matched).toBe(expected.length);
+      paged.push(...body.reviews);
+      body = await search(`?min_rating=4&limit=7&cursor=${body.next_cursor}`);
+    }
+    paged.push(...body.reviews);
+    expect([paged, body.next_cursor]).toEqual([expected, null]);
+    expect(expected.length).toBeGreaterThan(14);
+  });
+
   it('no match is 200 with an empty list', async () => {
-    expect(await search('?query=zzzzzzzz')).toEqual({ matched: 0, returned: 0, reviews: [] });
+    expect(await search('?query=zzzzzzzz')).toEqual({ matched: 0, returned: 0, reviews: [], next_cursor: null });
   });
 
   it.each([
@@ -133,6 +148,11 @@ describe('GET /api/reviews/search', () => {
     ['colour=blue', 'colour'],
     ['rating=5&rating=4', 'rating'],
     ['?rating=5', '?rating'],
+    ['cursor=', 'cursor'],
+    ['cursor=2025-01-01', 'cursor'],
+    ['cursor=2025-02-30~01HZX3K9QW8E5R7T2Y4V6J8M0P', 'cursor'],
+    ['cursor=2025-01-01~01hzx3k9qw8e5r7t2y4v6j8m0p', 'cursor'],
+    ['cursor=2025-01-01%7E01HZX3K9QW8E5R7T2Y4V6J8M0PX', 'cursor'],
   ])('%s -> 400 with an issue naming %s', async (query, parameter) => {
     const body = expectEnvelope(await request(url).get(`/api/reviews/search?${query}`), 400);
     expect(body.issues?.length).toBeGreaterThan(0);

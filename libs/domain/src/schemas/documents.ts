@@ -4,6 +4,7 @@ import { Business } from './business.js';
 import { FaqEntry, PerReviewAnalysis } from './input.js';
 import { IsoDate, IsoDateTime, Percent, Score, Slug, Ulid } from './primitives.js';
 import { Review } from './review.js';
+import { SearchCursor } from './search.js';
 
 const Count = z.int().min(0);
 
@@ -119,9 +120,10 @@ export type InsightsDocument = z.infer<typeof InsightsDocument>;
 
 export const SearchResult = z
   .strictObject({
-    matched: Count.meta({ description: 'Number of reviews matching every filter.' }),
+    matched: Count.meta({ description: 'Number of reviews matching every filter, on every page (the cursor aside).' }),
     returned: Count.meta({ description: 'Number of reviews in this response (at most `limit`).' }),
     reviews: z.array(Review).meta({ description: 'Matching reviews, newest first.' }),
+    next_cursor: SearchCursor.nullable().meta({ description: 'Send it back as `cursor`, with the same filters, for the next page; null on the last page.' }),
   })
   .meta({ id: 'SearchResult' });
 export type SearchResult = z.infer<typeof SearchResult>;

@@ -2,6 +2,7 @@ import type { Business, Review, ServiceRef, Technician } from '../schemas/index.
 import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import type { DatasetInput } from '../schemas/input.js';
 import type { SearchParams } from '../schemas/search.js';
+import { compareNewestFirst } from '../order.js';
 import { firstPosition, lowerBound } from './positions.js';
 import { foldForSearch } from './fold.js';
 import { buildTextIndexData, createTextIndex, type TextIndexData } from './text-index.js';
@@ -156,7 +157,7 @@ export function createSearchEngine(
 
   function search(params: SearchParams): SearchResult {
     const filters = indexedFilters(params);
-    if (!filters) return { matched: 0, returned: 0, reviews: [] };
+    if (!filters) return page(0, [], false);
     const [from, to] = dateRange(params.since, params.until);
     const ranged = filters.map((filter) => inRange(filter, from, to));
     /** Set when the query is checked one text at a time instead of through all its matches. */
@@ -181,21 +182,34 @@ export function createSearchEngine(
     const positions = driver?.filter.positions;
     const [start, end] = driver ? [driver.start, driver.end] : [from, to];
 
+    // Matches before the cursor still count in `matched`; the page starts at the first one after it.
+    const after = params.cursor === undefined ? 0 : positionAfter(params.cursor);
     const found: Review[] = [];
     if (members.length === 0 && testQuery === undefined) {
       // Every candidate matches: the count is the width of the slice, only `limit` reviews are touched.
-      for (let i = start; i < Math.min(end, start + params.limit); i++) found.push(reviews[positions ? (positions[i] as number) : i] as Review);
-      return { matched: end - start, returned: found.length, reviews: found };
+      const first = Math.max(start, positions ? lowerBound(positions, after) : after);
+      const last = Math.min(end, first + params.limit);
+      for (let i = first; i < last; i++) found.push(reviews[positions ? (positions[i] as number) : i] as Review);
+      return page(end - start, found, last < end);
     }
     let matched = 0;
+    let more = false;
     next: for (let i = start; i < end; i++) {
       const position = positions ? (positions[i] as number) : i;
       for (const member of members) if (member[position] !== 1) continue next;
       if (testQuery !== undefined && !text.contains(position, testQuery)) continue;
       matched += 1;
+      if (position < after) continue;
       if (found.length < params.limit) found.push(reviews[position] as Review);
+      else more = true;
     }
-    return { matched, returned: found.length, reviews: found };
+    return page(matched, found, more);
+  }
+
+  /** The first position after a cursor's review in the newest-first order, whether that review is still there or not. */
+  function positionAfter(cursor: string): number {
+    const boundary = { date: cursor.slice(0, 10), id: cursor.slice(11) };
+    return firstPosition(count, (p) => compareNewestFirst(reviews[p] as Review, boundary) > 0);
   }
 
   return {
@@ -208,6 +222,12 @@ export function createSearchEngine(
     technician: (nameOrAlias) => technicianByKey.get(foldForSearch(nameOrAlias)),
     service: (idOrLabel) => serviceByKey.get(foldForSearch(idOrLabel)),
   };
+}
+
+/** A page of results; `more` when matches follow its last review. */
+function page(matched: number, found: Review[], more: boolean): SearchResult {
+  const last = found[found.length - 1];
+  return { matched, returned: found.length, reviews: found, next_cursor: more && last !== undefined ? `${last.date}~${last.id}` : null };
 }
 
 /** Case-insensitive lookup by every key of an item; the first item wins a clash (validation rejects clashes). */
