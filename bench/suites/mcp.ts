@@ -44,6 +44,34 @@ async function checkParity(mcpUrl: string, headers: Record<string, string>, rest
   return rest.returned ?? 0;
 }
 
+/**
+ * What the client sends: nothing, as wrk does, or what SDK clients send (fetch adds `gzip, deflate`),
+ * which the gateway answers gzipped once its memoized result is compressed.
+ */
+const ENCODINGS: { name: string; headers: Record<string, string>; key: string }[] = [
+  { name: 'none', headers: {}, key: '' },
+  { name: 'gzip, deflate', headers: { 'Accept-Encoding': 'gzip, deflate' }, key: 'gzip.' },
+];
+
+/** Polls (bounded) until the gateway answers `body` gzipped: it compresses a memoized result off the request, after the first asks. */
+async function awaitGzipAnswers(mcpUrl: string, headers: Record<string, string>, body: string): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const res = await fetch(mcpUrl, { method: 'POST', headers: { ...headers, 'Accept-Encoding': 'gzip, deflate' }, body });
+    await res.arrayBuffer();
+    if (res.headers.get('content-encoding') === 'gzip') return Number(res.headers.get('content-length'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the gateway never answered the search gzipped');
+}
+
+/** Bytes of one answer as sent (its Content-Length: fetch decodes the body), with `headers`' Accept-Encoding or none. */
+async function answerBytes(url: string, init: { method?: string; body?: string; headers: Record<string, string> }): Promise<number> {
+  // fetch adds `gzip, deflate` to a request without Accept-Encoding; identity stands for wrk's none.
+  const res = await fetch(url, { ...init, headers: { 'Accept-Encoding': 'identity', ...init.headers } });
+  await res.arrayBuffer();
+  return Number(res.headers.get('content-length'));
+}
+
 /** wrk sends every request as this POST; the JSON goes in a Lua long string, so it needs no escaping. */
 function postScript(dir: string, body: string): string {
   const file = join(dir, `post-${Math.random().toString(36).slice(2)}.lua`);
@@ -67,16 +95,22 @@ export async function mcpThroughput(): Promise<Section> {
     for (const [i, query] of QUERIES.entries()) {
       const restUrl = `http://127.0.0.1:${restService.port}/api/reviews/search?${query.rest}`;
       const returned = await checkParity(mcpUrl, headers, restUrl, query.args);
-      const rest: LoadResult = await loadTest(restUrl, DEFAULT_LOAD);
-      const mcp: LoadResult = await loadTest(mcpUrl, { ...DEFAULT_LOAD, headers, script: postScript(scripts, toolCall(query.args)) });
-      for (const [side, r] of [['REST', rest], ['MCP', mcp]] as const) {
-        if (r.non2xx3xx || r.errors) throw new Error(`${side} ${query.name}: ${r.non2xx3xx} non-2xx answers, ${r.errors} socket errors under load`);
+      const script = postScript(scripts, toolCall(query.args));
+      for (const encoding of ENCODINGS) {
+        const mcpBytes = encoding.key === '' ? await answerBytes(mcpUrl, { method: 'POST', headers, body: toolCall(query.args) }) : await awaitGzipAnswers(mcpUrl, headers, toolCall(query.args));
+        const restBytes = await answerBytes(restUrl, { headers: encoding.headers });
+        const rest: LoadResult = await loadTest(restUrl, { ...DEFAULT_LOAD, headers: encoding.headers });
+        const mcp: LoadResult = await loadTest(mcpUrl, { ...DEFAULT_LOAD, headers: { ...headers, ...encoding.headers }, script });
+        for (const [side, r] of [['REST', rest], ['MCP', mcp]] as const) {
+          if (r.non2xx3xx || r.errors) throw new Error(`${side} ${query.name}: ${r.non2xx3xx} non-2xx answers, ${r.errors} socket errors under load`);
+        }
+        rows.push([query.name, encoding.name, returned, `${fmt(restBytes)} / ${fmt(mcpBytes)}`, fmt(rest.requestsPerSecond), fmt(mcp.requestsPerSecond), ratio(mcp.requestsPerSecond, rest.requestsPerSecond), fmt(rest.p99Ms, 2), fmt(mcp.p99Ms, 2)]);
+        const prefix = `q${i + 1}.${encoding.key}`;
+        figures[`${prefix}rest_rps`] = Math.round(rest.requestsPerSecond);
+        figures[`${prefix}mcp_rps`] = Math.round(mcp.requestsPerSecond);
+        figures[`${prefix}mcp_vs_rest_pct`] = Math.round((mcp.requestsPerSecond / rest.requestsPerSecond) * 100);
+        figures[`${prefix}mcp_p99_ms`] = Number(mcp.p99Ms.toFixed(2));
       }
-      rows.push([query.name, returned, fmt(rest.requestsPerSecond), fmt(mcp.requestsPerSecond), ratio(mcp.requestsPerSecond, rest.requestsPerSecond), fmt(rest.p99Ms, 2), fmt(mcp.p99Ms, 2)]);
-      figures[`q${i + 1}.rest_rps`] = Math.round(rest.requestsPerSecond);
-      figures[`q${i + 1}.mcp_rps`] = Math.round(mcp.requestsPerSecond);
-      figures[`q${i + 1}.mcp_vs_rest_pct`] = Math.round((mcp.requestsPerSecond / rest.requestsPerSecond) * 100);
-      figures[`q${i + 1}.mcp_p99_ms`] = Number(mcp.p99Ms.toFixed(2));
     }
   } finally {
     await Promise.all([restService.stop(), gateway.stop()]);
@@ -89,15 +123,17 @@ export async function mcpThroughput(): Promise<Section> {
       `\`tools/call search_reviews\` on the mcp-gateway (\`services/mcp-gateway/dist/main.js\`, one signed session from \`initialize\`, protocol ${PROTOCOL_VERSION}, JSON responses) ` +
       `against \`GET /api/reviews/search\` on read-api (\`services/read-api/dist/main.js\`) for the same search over the same ${fmt(REVIEWS)}-review dataset, ` +
       'each server one process, identical wrk settings (the MCP side POSTs its JSON-RPC body from a Lua script). Before loading, the suite checks that both answer the same body. ' +
-      'These calls take the gateway\'s tools/call fast path (ADR 0008: node:http, result memoized per dataset version, byte-identical to the SDK path that builds an McpServer per request); read-api memoizes search results per dataset version too, so both figures are the cached path.' +
+      'These calls take the gateway\'s tools/call fast path (ADR 0008: node:http, result memoized per dataset version, byte-identical to the SDK path that builds an McpServer per request); read-api memoizes search results per dataset version too, so both figures are the cached path. ' +
+      'Each search runs twice: without `Accept-Encoding`, as wrk sends, and with `gzip, deflate`, as SDK clients send (fetch adds it), where read-api sends its gzip variant and the gateway its memoized result gzipped once, with the request id appended as a stored block (README, MCP); the suite waits for that gzip to be made before loading. Bytes are one answer\'s Content-Length.' +
       ` ${load}`,
     targets: ['MCP search_reviews throughput ≥ 50% of the REST search figure for the same query'],
     commands: [
       'npm run bench -- mcp',
       `wrk -t1 -c${DEFAULT_LOAD.connections} -d${DEFAULT_LOAD.durationSeconds}s --latency 'http://127.0.0.1:<read-api>/api/reviews/search?${QUERIES[0]!.rest}'`,
       `wrk -t1 -c${DEFAULT_LOAD.connections} -d${DEFAULT_LOAD.durationSeconds}s --latency -s post.lua -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: ${PROTOCOL_VERSION}' -H 'Mcp-Session-Id: <from initialize>' http://127.0.0.1:<gateway>/mcp`,
+      "the same two with -H 'Accept-Encoding: gzip, deflate'",
     ],
-    tables: [{ columns: ['search', 'reviews returned', 'REST req/s', 'MCP req/s', 'MCP/REST', 'REST p99 ms', 'MCP p99 ms'], rows }],
+    tables: [{ columns: ['search', 'Accept-Encoding', 'reviews returned', 'bytes REST / MCP', 'REST req/s', 'MCP req/s', 'MCP/REST', 'REST p99 ms', 'MCP p99 ms'], rows }],
     figures,
   };
 }
