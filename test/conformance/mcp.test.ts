@@ -130,6 +130,16 @@ describe('lifecycle and transport', () => {
   });
 });
 
+// Closed with the rest unread, a connection is reset under a client still sending, which saw EPIPE instead
+// of the answer (RFC 9112 §9.6). Only across processes: in one, the client's writes finish first.
+describe('a body over 64 KiB, from a client still sending it', () => {
+  it.each([5, 20])('%i MB: the client reads the 413 and its JSON-RPC error, not a reset', async (megabytes) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { padding: 'x'.repeat(megabytes * 1024 * 1024) } });
+    const response = await fetch(endpoint, { method: 'POST', headers: HEADERS, body });
+    expect([response.status, await response.json()]).toEqual([413, { jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('Payload Too Large') }, id: null }]);
+  });
+});
+
 describe('tools', () => {
   let ajv: Ajv;
   beforeAll(() => {

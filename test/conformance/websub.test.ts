@@ -103,6 +103,14 @@ describe('subscription requests (WebSub §5.1, spec §4.7)', () => {
     expect(json.status).toBe(415);
   });
 
+  // Closed with the rest unread, a connection is reset under a client still sending, which saw EPIPE instead
+  // of the answer (RFC 9112 §9.6). Only across processes: in one, the client's writes finish first.
+  it('a 20 MB form from a client still sending it gets the 413 and its reason, not a reset', async () => {
+    const body = `hub.mode=subscribe&x=${'a'.repeat(20 * 1024 * 1024)}`;
+    const response = await fetch(hubUrl, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+    expect([response.status, await response.text()]).toEqual([413, 'The body must be at most 16384 bytes.\n']);
+  });
+
   it('GET on the hub is 405 with Allow: POST, OPTIONS', async () => {
     const res = await send('GET', hubUrl);
     expect(res.status).toBe(405);

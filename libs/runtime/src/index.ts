@@ -12,6 +12,7 @@ export * from './http/rate-limit.js';
 export * from './http/negotiate.js';
 export * from './http/conditional.js';
 export * from './http/byte-ranges.js';
+export * from './http/lingering-close.js';
 export * from './http/representation.js';
 export * from './http/observe.js';
 export * from './probes.js';

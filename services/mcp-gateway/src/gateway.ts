@@ -13,6 +13,7 @@ import {
 import { publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
+  closeAfterLingering,
   createRateLimiter,
   inRequestSpan,
   observeRequest,
@@ -135,8 +136,8 @@ function rateLimitedAnswer(config: McpGatewayDeps['config'], originAllowed: (ori
     if (decision.allowed) return false;
     if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
-    // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other is not read.
-    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) res.setHeader('Connection', 'close');
+    // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other closes it.
+    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) closeAfterLingering(req, res);
     rpcError(res, 429, -32000, `Too Many Requests: more than ${perMinute} MCP requests a minute from this client; retry after ${decision.retryAfterSeconds} s`);
     return true;
   };

@@ -3,7 +3,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import express from 'express';
 import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
-import { weightedElements, type Logger } from '@reviews/runtime';
+import { closeAfterLingering, weightedElements, type Logger } from '@reviews/runtime';
 
 // The transport rules of POST /mcp that both the SDK path (express) and the tools/call fast path apply:
 // one implementation of each, so the two paths cannot drift apart.
@@ -345,8 +345,8 @@ export function answerBodyError(error: BodyError, req: IncomingMessage, res: Ser
     case TOO_MANY_VALUES:
       return rpcError(res, 400, -32600, `Invalid Request: the message holds more than ${MAX_MESSAGE_VALUES} values in its arrays and objects; no MCP message needs that many`);
     case TOO_LARGE:
-      // Node would read the rest of the body to keep the connection open: close it instead, unread.
-      if (!req.complete) res.setHeader('Connection', 'close');
+      // Node would read the rest of the body, however long, to keep the connection open: close it instead.
+      if (!req.complete) closeAfterLingering(req, res);
       return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
     case CHARSET_UNSUPPORTED:
       return rpcError(res, 415, -32000, `Unsupported Media Type: charset ${error.charset} is not supported; send UTF-8 JSON`);

@@ -583,7 +583,7 @@ describe('POST /mcp HTTP rules', () => {
     const tooLarge = { jsonrpc: '2.0', error: { code: -32600, message: `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes` }, id: null };
     const headers = () => ({ ...MCP_HEADERS, ...session() });
 
-    it('answers a declared Content-Length over the limit with 413 at once and closes the connection without reading the body', async () => {
+    it('answers a declared Content-Length over the limit with 413 at once and closes the connection once the client stops sending', async () => {
       const answer = await postUntilClosed(gateway.url, { ...headers(), 'Content-Length': '10000000000' }, async (socket) => {
         socket.write('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"padding":"');
       });
@@ -603,6 +603,31 @@ describe('POST /mcp HTTP rules', () => {
       });
       expect(answer).toEqual({ status: 413, headers: expect.arrayContaining(['connection: close']), json: tooLarge });
       expect(sent).toBeLessThan(giveUpAfter);
+    });
+
+    it('reads at most 32 MiB more of a body that does not end, then closes', async () => {
+      const { hostname, port, pathname } = new URL(gateway.url);
+      // A client that sends on after the server's FIN (most close their side then, which ends the lingering).
+      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      // Writing after the server closed fails (EPIPE, ECONNRESET): that is how the client learns it.
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const lines = [`POST ${pathname} HTTP/1.1`, `Host: ${hostname}:${port}`, ...Object.entries({ ...headers(), 'Content-Length': '1000000000000' }).map(([name, value]) => `${name}: ${value}`)];
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      const megabyte = Buffer.alloc(1024 * 1024, 0x20);
+      let sent = 0;
+      // Bounded: a server reading on without end stops the test at 256 MiB.
+      while (!socket.destroyed && socket.writable && sent < 256 * megabyte.length) {
+        sent += megabyte.length;
+        if (!socket.write(megabyte)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+      }
+      await closed;
+      expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 413 /);
+      // What the server read, plus what the two sides' socket buffers held when it closed.
+      expect(sent).toBeGreaterThan(32 * megabyte.length);
+      expect(sent).toBeLessThan(96 * megabyte.length);
     });
   });
 

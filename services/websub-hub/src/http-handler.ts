@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
+import { closeAfterLingering, requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -92,13 +92,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   if (body === null) {
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
     // A body declared within the allowance is read to its end and dropped, so the connection carries
-    // the next request. Any other is not read further: the connection closes after the 413, and a
-    // client still sending may see it reset instead (draining whatever came kept the hub reading a
-    // declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
-    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) {
-      res.setHeader('Connection', 'close');
-      req.pause();
-    }
+    // the next request. Any other closes the connection after the 413, read for a bounded moment so a
+    // client still sending reads the 413 rather than a reset (draining whatever came kept the hub
+    // reading a declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
+    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
     return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);

@@ -210,7 +210,7 @@ describe('synchronous refusals never reach the callback', () => {
       expect(answers()).toEqual(['HTTP/1.1 413', 'HTTP/1.1 405']);
     });
 
-    it('declared beyond it → 413 and the connection closes, the body unread', async () => {
+    it('declared beyond it → 413 and the connection closes once the client stops sending', async () => {
       const { socket, text, answers } = await opened();
       const closed = once(socket, 'close');
       socket.write(post(1_000_000_000_000));
