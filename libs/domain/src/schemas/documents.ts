@@ -120,7 +120,7 @@ export type InsightsDocument = z.infer<typeof InsightsDocument>;
 
 export const SearchResult = z
   .strictObject({
-    matched: Count.meta({ description: 'Number of reviews matching every filter, on every page (the cursor aside).' }),
+    matched: Count.meta({ description: 'Number of reviews matching every filter, counted over all pages: the same on each.' }),
     returned: Count.meta({ description: 'Number of reviews in this response (at most `limit`).' }),
     reviews: z.array(Review).meta({ description: 'Matching reviews, newest first.' }),
     next_cursor: SearchCursor.nullable().meta({ description: 'Send it back as `cursor`, with the same filters, for the next page; null on the last page.' }),

@@ -36,7 +36,9 @@ export const searchParamsShape = {
     .describe('Only reviews mentioning this staff member, by full name or alias, case-insensitive (e.g. a first name).'),
   mentions_service: z.string().min(1).max(100).optional().describe('Only reviews mentioning this service, by id (e.g. direct-cremation) or label, case-insensitive.'),
   limit: z.int().min(1).max(100).default(20).describe('Maximum number of reviews returned (1-100, default 20).'),
-  cursor: SearchCursor.optional().describe('Continue after this `next_cursor` of an earlier search with the same filters: the next `limit` matches, newest first.'),
+  cursor: SearchCursor.nullable()
+    .optional()
+    .describe('Continue after this `next_cursor` of an earlier search with the same filters: the next `limit` matches, newest first. Absent or null: the first page.'),
 };
 
 export const SearchParams = z
@@ -46,7 +48,7 @@ export const SearchParams = z
     path: ['until'],
     message: 'until must be on or after since',
   })
-  .meta({ description: 'Filters combine with AND; results are newest first (date, then id, descending); no match is an empty list.' });
+  .meta({ description: 'Filters combine with AND; results are newest first (date, then id, descending); no match is an empty list. Pages of `limit`: send `next_cursor` back as `cursor` for the next.' });
 export type SearchParams = z.output<typeof SearchParams>;
 export type SearchParamsInput = z.input<typeof SearchParams>;
 

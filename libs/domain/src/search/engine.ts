@@ -183,7 +183,7 @@ export function createSearchEngine(
     const [start, end] = driver ? [driver.start, driver.end] : [from, to];
 
     // Matches before the cursor still count in `matched`; the page starts at the first one after it.
-    const after = params.cursor === undefined ? 0 : positionAfter(params.cursor);
+    const after = params.cursor == null ? 0 : positionAfter(params.cursor);
     const found: Review[] = [];
     if (members.length === 0 && testQuery === undefined) {
       // Every candidate matches: the count is the width of the slice, only `limit` reviews are touched.
