@@ -2,9 +2,10 @@
 // chart, so the chart carries byte-identical copies (ADR 0005). These tests fail when they drift
 // and check that the chart packages them the way Grafana and the Prometheus Operator expect.
 import { describe, it, expect, beforeAll } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { chartDir, ensureHelm, helm, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
 
 const listFiles = (dir: string, suffix: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(suffix)).sort() : []);
@@ -72,14 +73,31 @@ describe('runbook links of the PrometheusRule', () => {
     const relative = await runbooks([]);
     expect(Object.keys(relative).length).toBeGreaterThan(5);
     for (const [alert, url] of Object.entries(relative)) expect({ alert, url }).toEqual({ alert, url: `docs/operations.md#${alert.toLowerCase()}` });
-    for (const base of ['https://git.example.com/acme/public-reviews/blob/v1.0.0', 'https://git.example.com/acme/public-reviews/blob/v1.0.0/']) {
+    for (const base of ['https://git.example.com/acme/public-reviews/blob/v1.0.0', 'https://git.example.com/acme/public-reviews/blob/v1.0.0/', 'https://git.example.com/acme/public-reviews/blob/v1.0.0//']) {
       const absolute = await runbooks(['--set', `metrics.prometheusRule.runbookBaseUrl=${base}`]);
       expect(absolute).toEqual(Object.fromEntries(Object.keys(relative).map((alert) => [alert, `https://git.example.com/acme/public-reviews/blob/v1.0.0/docs/operations.md#${alert.toLowerCase()}`])));
     }
   }, 120_000);
 
-  it('refuses a base that is no http(s) URL', async () => {
-    const result = await helm(await ensureHelm(), ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.prometheusRule.runbookBaseUrl=docs.example.com/x']);
-    expect([result.ok, result.stderr]).toEqual([false, expect.stringContaining('runbookBaseUrl')]);
+  it.each(['docs.example.com/x', 'https:///docs', 'https://git.example.com/a b', 'https://git.example.com/a\u00a0b', 'https://git.example.com/x?ref=main', 'https://git.example.com/x#top', 'https://git.example.com/"x"'])(
+    'refuses %j, which is no http(s) URL of a host and path',
+    async (base) => {
+      const result = await helm(await ensureHelm(), ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set-string', `metrics.prometheusRule.runbookBaseUrl=${base}`]);
+      expect([result.ok, result.stderr]).toEqual([false, expect.stringContaining('runbookBaseUrl')]);
+    },
+    120_000,
+  );
+
+  // `helm upgrade --reuse-values` renders the new chart over the values of the release it upgrades, in place of
+  // the chart's own defaults: values that may predate the key. A copy of the chart without it stands for that.
+  it('renders without the key in the values, as an upgrade reusing an older release\'s values has them', async () => {
+    const chart = join(mkdtempSync(join(tmpdir(), 'chart-')), 'public-reviews');
+    cpSync(chartDir, chart, { recursive: true });
+    const defaults = parse(read(chart, 'values.yaml')) as { metrics: { prometheusRule: Record<string, unknown> } };
+    delete defaults.metrics.prometheusRule.runbookBaseUrl;
+    writeFileSync(join(chart, 'values.yaml'), stringify(defaults));
+    const result = await helm(await ensureHelm(), ['template', 't', chart, '--set', 'baseUrl=https://reviews.example.com', '--set', 'metrics.prometheusRule.enabled=true']);
+    expect([result.ok, result.stderr]).toEqual([true, '']);
+    rmSync(dirname(chart), { recursive: true, force: true });
   }, 120_000);
 });
