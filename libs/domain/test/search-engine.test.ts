@@ -29,7 +29,7 @@ function naiveSearch(input: DatasetInput, params: SearchParams): { matched: numb
   });
   const sortKey = (review: Pick<Review, 'date' | 'id'>) => `${review.date}|${review.id}`;
   matching.sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : -1));
-  const cursor = params.cursor == null ? undefined : sortKey({ date: params.cursor.slice(0, 10), id: params.cursor.slice(11) });
+  const cursor = params.cursor === undefined ? undefined : sortKey({ date: params.cursor.slice(0, 10), id: params.cursor.slice(11) });
   const rest = cursor === undefined ? matching : matching.filter((review) => sortKey(review) < cursor);
   const page = rest.slice(0, params.limit);
   const last = page[page.length - 1];

@@ -51,7 +51,7 @@ export const PROMPTS: readonly PromptDefinition[] = [
       const subject = snapshot ? snapshot.reviewsDocument.business.name : 'the funeral home';
       const text = [
         `Write a digest of the reviews of ${subject} dated from ${since} to ${until ?? 'today'}, for the funeral home's team.`,
-        `Call search_reviews with ${window}; if "matched" exceeds "returned", repeat with narrower date windows so every review is read.`,
+        `Call search_reviews with ${window}; while "next_cursor" is not null, call it again with the same arguments and "cursor" set to it, so every review is read.`,
         'Call get_insights_overview for context, and get_aspect_sentiment or get_technician for anything that stands out.',
         'Cover: number of reviews and average rating in the period; what families praised; every complaint or problem, with its review id; staff members named; suggested follow-ups.',
         'Quote reviewers only verbatim and sparingly. If the period has no reviews, say so.',

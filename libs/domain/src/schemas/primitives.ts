@@ -28,9 +28,12 @@ export const IsoDateTime = z.iso
   .refine((value) => Date.parse(value) >= FIRST_INSTANT_MS && Date.parse(value) <= LAST_INSTANT_MS, { message: 'must fall between 0000-01-01 and 9999-12-31 in UTC' })
   .meta({ description: 'Timestamp, RFC 3339.' });
 
+/** 26 Crockford base32 characters, without anchors so other patterns can hold one. */
+export const ULID_CHARACTERS = '[0-9A-HJKMNP-TV-Z]{26}';
+
 export const Ulid = z
   .string()
-  .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID (26 Crockford base32 characters)')
+  .regex(new RegExp(`^${ULID_CHARACTERS}$`), 'must be a ULID (26 Crockford base32 characters)')
   .meta({ description: 'ULID, stable across re-publishes.', examples: ['01HZX3K9QW8E5R7T2Y4V6J8M0P'] });
 
 /**

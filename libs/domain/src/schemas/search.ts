@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { isCalendarDate, IsoDate } from './primitives.js';
+import type { Review } from './review.js';
+import { isCalendarDate, IsoDate, ULID_CHARACTERS } from './primitives.js';
 
 const NOT_A_CURSOR = 'must be the next_cursor of an earlier search (YYYY-MM-DD~<review id>)';
+const CURSOR_PATTERN = new RegExp(`^\\d{4}-\\d{2}-\\d{2}~${ULID_CHARACTERS}$`);
 
 /**
  * Where a page of search results ended: the date and id of its last review. The next page holds the
@@ -9,13 +11,20 @@ const NOT_A_CURSOR = 'must be the next_cursor of an earlier search (YYYY-MM-DD~<
  * offset, so reviews published or removed meanwhile neither repeat nor skip a match, and it holds across
  * dataset versions.
  */
-const CURSOR_PATTERN = /^\d{4}-\d{2}-\d{2}~[0-9A-HJKMNP-TV-Z]{26}$/;
+export function cursorAfter(review: Pick<Review, 'date' | 'id'>): string {
+  return `${review.date}~${review.id}`;
+}
+
+/** The date and id a cursor `cursorAfter` made (and SearchCursor accepted) names. */
+export function cursorPosition(cursor: string): Pick<Review, 'date' | 'id'> {
+  return { date: cursor.slice(0, 10), id: cursor.slice(11) };
+}
 
 export const SearchCursor = z
   .string()
   .regex(CURSOR_PATTERN, NOT_A_CURSOR)
   // One issue per bad cursor: the date is checked only in one the pattern took.
-  .refine((cursor) => !CURSOR_PATTERN.test(cursor) || isCalendarDate(cursor.slice(0, 10)), NOT_A_CURSOR)
+  .refine((cursor) => !CURSOR_PATTERN.test(cursor) || isCalendarDate(cursorPosition(cursor).date), NOT_A_CURSOR)
   .meta({ description: 'A page boundary: the `next_cursor` of an earlier search, the date and id of the last review it returned.', examples: ['2025-06-30~01HZX3K9QW8E5R7T2Y4V6J8M0P'] });
 
 /**
@@ -36,9 +45,9 @@ export const searchParamsShape = {
     .describe('Only reviews mentioning this staff member, by full name or alias, case-insensitive (e.g. a first name).'),
   mentions_service: z.string().min(1).max(100).optional().describe('Only reviews mentioning this service, by id (e.g. direct-cremation) or label, case-insensitive.'),
   limit: z.int().min(1).max(100).default(20).describe('Maximum number of reviews returned (1-100, default 20).'),
-  cursor: SearchCursor.nullable()
-    .optional()
-    .describe('Continue after this `next_cursor` of an earlier search with the same filters: the next `limit` matches, newest first. Absent or null: the first page.'),
+  cursor: SearchCursor.optional().describe(
+    'Continue after this `next_cursor` of an earlier search with the same filters: the next `limit` matches, newest first. Omit it for the first page; a `next_cursor` of null means there is no next one.',
+  ),
 };
 
 export const SearchParams = z

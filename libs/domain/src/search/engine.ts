@@ -1,7 +1,7 @@
 import type { Business, Review, ServiceRef, Technician } from '../schemas/index.js';
 import type { InsightsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import type { DatasetInput } from '../schemas/input.js';
-import type { SearchParams } from '../schemas/search.js';
+import { cursorAfter, cursorPosition, type SearchParams } from '../schemas/search.js';
 import { compareNewestFirst } from '../order.js';
 import { firstPosition, lowerBound } from './positions.js';
 import { foldForSearch } from './fold.js';
@@ -183,7 +183,7 @@ export function createSearchEngine(
     const [start, end] = driver ? [driver.start, driver.end] : [from, to];
 
     // Matches before the cursor still count in `matched`; the page starts at the first one after it.
-    const after = params.cursor == null ? 0 : positionAfter(params.cursor);
+    const after = params.cursor === undefined ? 0 : positionAfter(params.cursor);
     const found: Review[] = [];
     if (members.length === 0 && testQuery === undefined) {
       // Every candidate matches: the count is the width of the slice, only `limit` reviews are touched.
@@ -208,7 +208,7 @@ export function createSearchEngine(
 
   /** The first position after a cursor's review in the newest-first order, whether that review is still there or not. */
   function positionAfter(cursor: string): number {
-    const boundary = { date: cursor.slice(0, 10), id: cursor.slice(11) };
+    const boundary = cursorPosition(cursor);
     return firstPosition(count, (p) => compareNewestFirst(reviews[p] as Review, boundary) > 0);
   }
 
@@ -227,7 +227,7 @@ export function createSearchEngine(
 /** A page of results; `more` when matches follow its last review. */
 function page(matched: number, found: Review[], more: boolean): SearchResult {
   const last = found[found.length - 1];
-  return { matched, returned: found.length, reviews: found, next_cursor: more && last !== undefined ? `${last.date}~${last.id}` : null };
+  return { matched, returned: found.length, reviews: found, next_cursor: more && last !== undefined ? cursorAfter(last) : null };
 }
 
 /** Case-insensitive lookup by every key of an item; the first item wins a clash (validation rejects clashes). */
