@@ -30,7 +30,7 @@ export interface Representation {
 }
 
 /** Below this size compression saves less than its headers cost. */
-const COMPRESSION_THRESHOLD_BYTES = 1024;
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 export function contentHash(bytes: Buffer | string): string {
   return createHash('sha256').update(bytes).digest('base64url');

@@ -13,7 +13,6 @@ import {
 import { publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
-  closeAfterLingering,
   createRateLimiter,
   inRequestSpan,
   observeRequest,
@@ -136,8 +135,9 @@ function rateLimitedAnswer(config: McpGatewayDeps['config'], originAllowed: (ori
     if (decision.allowed) return false;
     if (origin !== undefined) exposeToOrigin(res, origin);
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
-    // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other closes it.
-    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) closeAfterLingering(req, res);
+    // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other is not
+    // read: a client past its allowance gets no lingering either (closeAfterLingering reads up to 32 MiB more).
+    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) res.setHeader('Connection', 'close');
     rpcError(res, 429, -32000, `Too Many Requests: more than ${perMinute} MCP requests a minute from this client; retry after ${decision.retryAfterSeconds} s`);
     return true;
   };

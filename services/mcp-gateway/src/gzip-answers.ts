@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, crc32, deflateRaw } from 'node:zlib';
-import { compressionSettings, JSON_CONTENT_TYPE, type ContentCoding } from '@reviews/domain';
+import { COMPRESSION_THRESHOLD_BYTES, compressionSettings, JSON_CONTENT_TYPE, type ContentCoding } from '@reviews/domain';
 import { chooseContentCoding, negotiableAcceptEncoding } from '@reviews/runtime';
 
 /**
@@ -13,8 +13,6 @@ export interface GzippedHead {
   readonly length: number;
 }
 
-/** Below this, compression saves less than it costs, as for the documents (libs/domain representation.ts). */
-const MIN_GZIP_BYTES = 1024;
 /** Magic, deflate, no flags, no time, no extra flags, OS unknown (RFC 1952 §2.3): the same bytes on every replica. */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff]);
 /** What one stored deflate block holds (RFC 1951 §3.2.4: LEN is 16 bits). */
@@ -31,7 +29,8 @@ const gzipped = new WeakMap<Buffer, GzippedHead | 'deflating'>();
 export function gzippedHead(head: Buffer): GzippedHead | null {
   const known = gzipped.get(head);
   if (known !== undefined) return known === 'deflating' ? null : known;
-  if (head.length < MIN_GZIP_BYTES) return null;
+  // Below it, compression saves less than its headers cost, as for the documents.
+  if (head.length < COMPRESSION_THRESHOLD_BYTES) return null;
   gzipped.set(head, 'deflating');
   deflateRaw(head, { level: compressionSettings(head.length).gzipLevel, finishFlush: constants.Z_SYNC_FLUSH }, (error, deflated) => {
     // A failed deflate (out of memory) leaves the head to be tried again by a later request.

@@ -1,8 +1,7 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
+import { COMPRESSION_THRESHOLD_BYTES, contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
 import { chooseContentCoding } from '@reviews/runtime';
 
-const COMPRESSION_THRESHOLD_BYTES = 1024;
 /**
  * Larger results are sent as they are: compressing one costs the serving thread ~20 ms a MiB (the
  * complexity audit: 224 ms for a since-query returning 11 MB), and each distinct query is a cache

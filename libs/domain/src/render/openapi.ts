@@ -443,7 +443,7 @@ function mcpPath(): Json {
           headers: {
             'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' },
             'Content-Encoding': {
-              description: '`gzip` on the answers the gateway keeps per dataset version (a repeated `tools/call`, the lists, `resources/read`) once they are compressed, when the request accepts gzip; absent on the others.',
+              description: '`gzip` on the answers of 1 KiB or more that the gateway keeps per dataset version (a repeated `tools/call`, the lists, `resources/read`) once they are compressed, when the request accepts gzip; absent on the others.',
               required: false,
               schema: { type: 'string', const: 'gzip' },
             },
