@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseSearchQuery, parseSinceDate, topicLinkHeader, unexpectedParameters, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import { parseSearchQuery, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
@@ -85,6 +85,12 @@ function sendNotReady(res: ServerResponse): void {
 }
 
 /**
+ * The `Link` of a search page that has a next one (RFC 8288 rel="next"), so generic HTTP clients page on their
+ * own. Keyed by the result's identity variant, which every copy of its representation with more variants shares.
+ */
+const nextPages = new WeakMap<object, SendOptions>();
+
+/**
  * GET /api/reviews/search, on node:http like the documents (it has no path parameters for express
  * to decode): parameter parsing, then the result memoized per snapshot.
  */
@@ -94,10 +100,16 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
     sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
     return;
   }
+  const { params } = parsed;
   const representation = withSyncSpan('reviews search', { attributes: { 'http.route': SEARCH_ROUTE, 'dataset.version': snapshot.version } }, () =>
-    cache.get(snapshot, normalizedKey('search', parsed.params), negotiableAcceptEncoding(req), () => createQueryRepresentation(snapshot.search.search(parsed.params), snapshot)),
+    cache.get(snapshot, normalizedKey('search', params), negotiableAcceptEncoding(req), () => {
+      const result = snapshot.search.search(params);
+      const built = createQueryRepresentation(result, snapshot);
+      if (result.next_cursor !== null) nextPages.set(built.identity, { link: `<${snapshot.urls.base}${SEARCH_ROUTE}?${searchQueryString({ ...params, cursor: result.next_cursor })}>; rel="next"` });
+      return built;
+    }),
   );
-  sendRepresentation(req, res, representation);
+  sendRepresentation(req, res, representation, nextPages.get(representation.identity));
 }
 
 /** GET /api/reviews/since/:date: path parameter decoding and parsing, then memoized results. */

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import request from 'supertest';
 import { keepUnchangedRepresentations, type Review } from '@reviews/domain';
-import { close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, snapshotOf, startTestApi, type TestApi } from './helpers.js';
+import { BASE_URL, close, decoded, expectEnvelope, listen, PUBLISHED_AT, rawRequest, snapshotOf, startTestApi, type TestApi } from './helpers.js';
 import { buildDataset, SERVICES, TECHNICIANS } from '../../../libs/domain/test/fixtures.js';
 
 let api: TestApi;
@@ -121,6 +121,25 @@ describe('GET /api/reviews/search', () => {
     paged.push(...body.reviews);
     expect([paged, body.next_cursor]).toEqual([expected, null]);
     expect(expected.length).toBeGreaterThan(14);
+  });
+
+  it('links each page but the last to the next (RFC 8288 rel="next"), which a generic client follows to the end', async () => {
+    const expected = all.filter((r) => r.rating >= 4);
+    const paged: Review[] = [];
+    let next: string | undefined = `${BASE_URL}/api/reviews/search?min_rating=4&limit=7`;
+    for (let pages = 0; next !== undefined && pages <= Math.ceil(expected.length / 7); pages += 1) {
+      expect(next.startsWith(`${BASE_URL}/api/reviews/search?`)).toBe(true);
+      const res = await request(url).get(next.slice(BASE_URL.length));
+      paged.push(...(res.body as SearchBody).reviews);
+      const link = res.headers['link'] as string | undefined;
+      expect(link === undefined).toBe((res.body as SearchBody).next_cursor === null);
+      next = link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+    }
+    expect([next, paged]).toEqual([undefined, expected]);
+    // A revalidated page keeps its link.
+    const first = await request(url).get('/api/reviews/search?min_rating=4&limit=7');
+    const revalidated = await request(url).get('/api/reviews/search?limit=7&min_rating=4').set('If-None-Match', first.headers['etag'] as string);
+    expect([revalidated.status, revalidated.headers['link']]).toEqual([304, first.headers['link']]);
   });
 
   it('no match is 200 with an empty list', async () => {

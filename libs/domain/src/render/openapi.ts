@@ -189,15 +189,30 @@ interface ReadEndpoint {
   readonly content: Json;
   /** Set on WebSub topics, whose responses advertise the hub. */
   readonly topic?: TopicName;
+  /** Set on search, whose pages link the next one. */
+  readonly paged?: true;
+}
+
+/** The `Link` a page with a next one carries. */
+function pageHeaders(endpoint: ReadEndpoint): Json {
+  if (endpoint.paged === undefined) return {};
+  return {
+    Link: {
+      description: 'On a page that has a next one: `<…?…&cursor=…>; rel="next"` (RFC 8288), the same search for the next page, the `next_cursor` of the body as its cursor. Absent on the last page.',
+      required: false,
+      schema: { type: 'string' },
+    },
+  };
 }
 
 /** Every GET shares the conditional-request, HEAD and error behaviour; only the body and parameters differ. */
 function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
   const parameters = endpoint.queryParameters ?? [];
   const takesParameters = parameters.length > 0 || (endpoint.pathParameters ?? []).length > 0;
-  const topicHeaders: Json =
+  // A topic's Link advertises the hub; a search page's, the next page.
+  const linkHeaders: Json =
     endpoint.topic === undefined
-      ? {}
+      ? pageHeaders(endpoint)
       : {
           Link: {
             description: 'Advertises the WebSub hub and this topic, identical on GET and in notifications.',
@@ -212,7 +227,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
     'Cache-Control': ref.header('Cache-Control'),
     Vary: ref.header('Vary'),
     'Accept-Ranges': ref.header('Accept-Ranges'),
-    ...topicHeaders,
+    ...linkHeaders,
   };
   return {
     tags: [endpoint.tag],
@@ -228,9 +243,9 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
         content: Object.fromEntries(Object.keys(endpoint.content).map((mediaType) => [mediaType, { schema: { description: 'Bytes first to last of the representation, as `Content-Range` says: a slice, not a document by itself.' } }])),
       },
       '304':
-        endpoint.topic === undefined
+        Object.keys(linkHeaders).length === 0
           ? ref.response('NotModified')
-          : { description: String(RESPONSES.NotModified!.description), headers: { ...(RESPONSES.NotModified!.headers as Json), ...topicHeaders } },
+          : { description: String(RESPONSES.NotModified!.description), headers: { ...(RESPONSES.NotModified!.headers as Json), ...linkHeaders } },
       '400': takesParameters ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
       '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
@@ -318,6 +333,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       ].join(' '),
       queryParameters: parametersFrom(SearchParams, 'query'),
       content: json('SearchResult'),
+      paged: true,
     }),
     '/api/reviews/since/{date}': get({
       operationId: 'getReviewsSince',

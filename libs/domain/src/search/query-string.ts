@@ -40,6 +40,19 @@ export function parseSearchQuery(query: RawQuery): SearchQueryResult {
   return parsed.success && issues.length === 0 ? { ok: true, params: parsed.data } : { ok: false, issues };
 }
 
+/**
+ * The query string of `params`, parameters in their schema's order and values percent-encoded (RFC 3986),
+ * which parseSearchQuery reads back as the same parameters: the same search always gives the same string.
+ */
+export function searchQueryString(params: SearchParams): string {
+  return Object.keys(searchParamsShape)
+    .flatMap((name) => {
+      const value = params[name as keyof SearchParams];
+      return value === undefined ? [] : [`${name}=${encodeURIComponent(String(value))}`];
+    })
+    .join('&');
+}
+
 /** The `{date}` of GET /api/reviews/since/{date}: a real calendar date, YYYY-MM-DD; issues have path ["date"]. */
 export function parseSinceDate(value: string): SinceDateResult {
   const parsed = SinceParams.safeParse({ date: value });
