@@ -52,7 +52,7 @@ import { promptProblem } from './prompts.js';
 import { buildMcpServer, toolError } from './server.js';
 import { sendMemoizedAnswer } from './gzip-answers.js';
 import { createMemoizedLists } from './memoized-lists.js';
-import { createMemoizedToolCalls, responseTail } from './memoized-tool-calls.js';
+import { createMemoizedToolCalls, responseTail, wholeResponse } from './memoized-tool-calls.js';
 import { createSessionIds, type SessionIds } from './session-id.js';
 import { resolveSessionSecret } from './session-secret.js';
 import { createToolCallFastPath } from './tool-call-fast-path.js';
@@ -252,9 +252,11 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     const server = buildMcpServer(snapshot, urls);
     const own = (request: JSONRPCRequest): Buffer | null => {
       const memoized = toolCalls?.(request, snapshot);
-      if (memoized) return Buffer.concat([memoized.head, responseTail(request.id)]);
+      if (memoized) return wholeResponse(memoized.head, request.id);
       const answer = ownAnswer(request);
-      return answer === null ? lists.answer(request, snapshot, version) : Buffer.from(JSON.stringify(answer));
+      if (answer !== null) return Buffer.from(JSON.stringify(answer));
+      const listed = lists.head(request, snapshot, version);
+      return listed === null ? null : wholeResponse(listed, request.id);
     };
     try {
       const responses = await answerBatch(server, batch.elements, { own, observe: (request, response) => responseObserver(request, snapshot, version)(response) });

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Snapshot } from '@reviews/domain';
 import type { RpcErrorResponse } from './http-rules.js';
-import { responseHead, responseTail } from './memoized-tool-calls.js';
+import { responseHead } from './memoized-tool-calls.js';
 
 /** The lists, answered whole: without params a request for one carries nothing its answer depends on. */
 const LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
@@ -18,9 +18,10 @@ const NO_SNAPSHOT = {};
  * at most one entry per resource.
  */
 export interface MemoizedLists {
-  /** The whole response to `request` as the SDK answered it before, else null. */
-  answer(request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null;
-  /** That response up to its id (responseTail ends it), the same Buffer on every call, else null. */
+  /**
+   * The response to `request` as the SDK answered it before, up to its id (responseTail ends it), the same
+   * Buffer on every call; else null.
+   */
   head(request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null;
   /** Keeps the SDK's response to `request` when it is a list's result. */
   record(request: JSONRPCRequest, response: JSONRPCMessage | RpcErrorResponse, snapshot: Snapshot | null, version: string): void;
@@ -44,16 +45,11 @@ function memoKey(request: JSONRPCRequest, version: string): string | null {
 export function createMemoizedLists(): MemoizedLists {
   // At most one entry per list or resource and protocol version for each dataset version; an old version's go with its snapshot.
   const answers = new WeakMap<object, Map<string, Buffer>>();
-  const head = (request: JSONRPCRequest, snapshot: Snapshot | null, version: string): Buffer | null => {
-    const key = memoKey(request, version);
-    return (key === null ? undefined : answers.get(snapshot ?? NO_SNAPSHOT)?.get(key)) ?? null;
-  };
   return {
-    answer(request, snapshot, version) {
-      const memoized = head(request, snapshot, version);
-      return memoized === null ? null : Buffer.concat([memoized, responseTail(request.id)]);
+    head(request, snapshot, version) {
+      const key = memoKey(request, version);
+      return (key === null ? undefined : answers.get(snapshot ?? NO_SNAPSHOT)?.get(key)) ?? null;
     },
-    head,
     record(request, response, snapshot, version) {
       const key = memoKey(request, version);
       if (key === null || !('result' in response) || response.id !== request.id) return;

@@ -43,6 +43,11 @@ export function responseTail(id: RequestId): Buffer {
   return Buffer.from(`${JSON.stringify(id)}}`);
 }
 
+/** A memoized response head completed for the request `id`, in one buffer (a batch's element). */
+export function wholeResponse(head: Buffer, id: RequestId): Buffer {
+  return Buffer.concat([head, responseTail(id)]);
+}
+
 /**
  * Tool results answered byte for byte as the SDK path answers them, memoized per dataset version. One instance
  * serves the tools/call fast path and the tool calls of batches (docs/adr/0008-mcp-tool-call-fast-path.md).

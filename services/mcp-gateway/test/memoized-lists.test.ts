@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createMemoizedLists } from '@reviews/mcp-gateway/memoized-lists';
+import { createMemoizedLists, type MemoizedLists } from '@reviews/mcp-gateway/memoized-lists';
+import { wholeResponse } from '@reviews/mcp-gateway/memoized-tool-calls';
 import { fixtureSnapshot, post, rawSession, startGateway, type RunningGateway } from './helpers.js';
 
 const LISTS = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list'];
 const list = (method: string, id: number | string, params?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+/** The whole response the memo holds for `request`, as a batch sends it. */
+function answer(lists: MemoizedLists, request: Parameters<MemoizedLists['head']>[0], snapshot: Parameters<MemoizedLists['head']>[1], version: string): Buffer | null {
+  const head = lists.head(request, snapshot, version);
+  return head === null ? null : wholeResponse(head, request.id);
+}
 
 describe('resources/read answers sent again', () => {
   let gateway: RunningGateway;
@@ -27,13 +33,13 @@ describe('resources/read answers sent again', () => {
     const lists = createMemoizedLists();
     const snapshot = fixtureSnapshot();
     lists.record(list('resources/read', 1, { uri: 'a' }) as never, { jsonrpc: '2.0', id: 1, result: { contents: [] } }, snapshot, '2025-06-18');
-    expect(lists.answer(list('resources/read', 2, { uri: 'a' }) as never, snapshot, '2025-06-18')?.toString()).toBe('{"result":{"contents":[]},"jsonrpc":"2.0","id":2}');
-    expect(lists.answer(list('resources/read', 2, { uri: 'b' }) as never, snapshot, '2025-06-18')).toBeNull();
+    expect(answer(lists, list('resources/read', 2, { uri: 'a' }) as never, snapshot, '2025-06-18')?.toString()).toBe('{"result":{"contents":[]},"jsonrpc":"2.0","id":2}');
+    expect(answer(lists, list('resources/read', 2, { uri: 'b' }) as never, snapshot, '2025-06-18')).toBeNull();
     // One entry whatever the protocol version or _meta: the answer does not depend on them.
-    expect(lists.answer(list('resources/read', 2, { uri: 'a', _meta: {} }) as never, snapshot, '2025-03-26')?.toString()).toBe('{"result":{"contents":[]},"jsonrpc":"2.0","id":2}');
-    expect(lists.answer(list('resources/read', 2, { uri: 'a', other: 1 }) as never, snapshot, '2025-06-18')).toBeNull();
+    expect(answer(lists, list('resources/read', 2, { uri: 'a', _meta: {} }) as never, snapshot, '2025-03-26')?.toString()).toBe('{"result":{"contents":[]},"jsonrpc":"2.0","id":2}');
+    expect(answer(lists, list('resources/read', 2, { uri: 'a', other: 1 }) as never, snapshot, '2025-06-18')).toBeNull();
     lists.record(list('resources/read', 3, { uri: 'nope' }) as never, { jsonrpc: '2.0', id: 3, error: { code: -32002, message: 'Resource not found' } }, snapshot, '2025-06-18');
-    expect(lists.answer(list('resources/read', 4, { uri: 'nope' }) as never, snapshot, '2025-06-18')).toBeNull();
+    expect(answer(lists, list('resources/read', 4, { uri: 'nope' }) as never, snapshot, '2025-06-18')).toBeNull();
   });
 });
 
@@ -73,14 +79,14 @@ describe('createMemoizedLists', () => {
   it('answer a list without params from the recorded result of its dataset and protocol version only', () => {
     const lists = createMemoizedLists();
     const [older, newer] = [fixtureSnapshot(), fixtureSnapshot()];
-    expect(lists.answer(request('tools/list', 1), older, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/list', 1), older, '2025-06-18')).toBeNull();
     lists.record(request('tools/list', 1), response(1, { tools: ['a'] }), older, '2025-06-18');
-    expect(lists.answer(request('tools/list', 2), older, '2025-06-18')?.toString()).toBe('{"result":{"tools":["a"]},"jsonrpc":"2.0","id":2}');
-    expect(lists.answer(request('tools/list', 2, {}), older, '2025-06-18')?.toString()).toBe('{"result":{"tools":["a"]},"jsonrpc":"2.0","id":2}');
-    expect(lists.answer(request('tools/list', 2), newer, '2025-06-18')).toBeNull();
-    expect(lists.answer(request('tools/list', 2), older, '2025-03-26')).toBeNull();
-    expect(lists.answer(request('prompts/list', 2), older, '2025-06-18')).toBeNull();
-    expect(lists.answer(request('tools/list', 2, { cursor: 'x' }), older, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/list', 2), older, '2025-06-18')?.toString()).toBe('{"result":{"tools":["a"]},"jsonrpc":"2.0","id":2}');
+    expect(answer(lists, request('tools/list', 2, {}), older, '2025-06-18')?.toString()).toBe('{"result":{"tools":["a"]},"jsonrpc":"2.0","id":2}');
+    expect(answer(lists, request('tools/list', 2), newer, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/list', 2), older, '2025-03-26')).toBeNull();
+    expect(answer(lists, request('prompts/list', 2), older, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/list', 2, { cursor: 'x' }), older, '2025-06-18')).toBeNull();
   });
 
   it('record only results to lists requested without params, answered to their own id', () => {
@@ -89,9 +95,9 @@ describe('createMemoizedLists', () => {
     lists.record(request('tools/list', 1), response(2, { tools: [] }), null, '2025-06-18');
     lists.record(request('tools/list', 1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error' } }, null, '2025-06-18');
     lists.record(request('tools/call', 1), response(1, { content: [] }), null, '2025-06-18');
-    expect(lists.answer(request('tools/list', 3), null, '2025-06-18')).toBeNull();
-    expect(lists.answer(request('tools/call', 3), null, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/list', 3), null, '2025-06-18')).toBeNull();
+    expect(answer(lists, request('tools/call', 3), null, '2025-06-18')).toBeNull();
     lists.record(request('tools/list', 1), response(1, { tools: [] }), null, '2025-06-18');
-    expect(lists.answer(request('tools/list', 3), null, '2025-06-18')?.toString()).toBe('{"result":{"tools":[]},"jsonrpc":"2.0","id":3}');
+    expect(answer(lists, request('tools/list', 3), null, '2025-06-18')?.toString()).toBe('{"result":{"tools":[]},"jsonrpc":"2.0","id":3}');
   });
 });
