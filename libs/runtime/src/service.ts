@@ -7,6 +7,7 @@ import { Counter, registeredOnce, type Metrics } from './metrics.js';
 import { createHttpServer, pathOf, type RequestHandler } from './http/server.js';
 import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
+import { isLingering } from './http/lingering-close.js';
 import { withProbes, type Readiness } from './probes.js';
 import { traceRequests } from './http/trace-requests.js';
 import { tracingEnabled } from './tracing.js';
@@ -79,7 +80,8 @@ function urlOf(server: Server): string {
  * node:http's own `server.close()` destroys every connection it deems idle, and it deems idle one
  * whose response is ended but still being written (a large body to a slow client): that body would
  * be cut off at SIGTERM. So the listener is closed as a plain net.Server, and connections are ended
- * here; the server's 'close' follows the last of them.
+ * here; the server's 'close' follows the last of them. A connection lingering after a refused body
+ * (closeAfterLingering) ends itself within its own bounds, and the shutdown deadline bounds it too.
  */
 function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet<Socket>): void {
   NetServer.prototype.close.call(server);
@@ -94,6 +96,8 @@ function endWhenSent(socket: Socket): void {
     response.once('close', () => endWhenSent(socket));
     return;
   }
+  // Destroyed now, it would be reset with the refused body's bytes unread, and the client might never read its 413.
+  if (isLingering(socket)) return;
   // Idle, everything written handed to the kernel, which still delivers it after the close.
   socket.destroy();
 }

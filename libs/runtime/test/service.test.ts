@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
-import { createHttpServer, createMetrics, observeRequest, startHttpService, withProbes, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
+import { closeAfterLingering, createHttpServer, createMetrics, observeRequest, startHttpService, withProbes, type HttpService, type Readiness, type RequestHandler } from '@reviews/runtime';
 import { waitFor } from '../../../test/support/eventually.js';
 
 const logger = pino({ level: 'silent' });
@@ -301,6 +301,34 @@ describe('startHttpService', () => {
     service = null;
     // Status line and headers, then every byte of the body.
     expect(received).toBeGreaterThan(body.length);
+  });
+
+  it('lets a connection lingering after a refused body finish reading it: the client still sending sees no reset', async () => {
+    const refuse: RequestHandler = (req, res) => {
+      req.pause();
+      closeAfterLingering(req, res);
+      res.writeHead(413, { 'Content-Length': 2 });
+      res.end('no');
+    };
+    const { service: s } = await start(refuse, () => ready, 5000);
+    const socket = connect({ port: Number(new URL(s.url).port), host: '127.0.0.1', allowHalfOpen: true });
+    let failure: Error | undefined;
+    socket.on('error', (error) => (failure = error));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const answered = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n${' '.repeat(100_000)}`);
+    expect(await answered).toMatch(/^HTTP\/1\.1 413 /);
+    const stopping = s.shutdown('test');
+    // Still sending for 600 ms after shutdown began; the connection then ends a second after the last byte.
+    for (let sent = 0; sent < 6; sent += 1) {
+      await new Promise<void>((resolve, reject) => socket.write(' '.repeat(10_000), (error) => (error ? reject(error) : resolve())));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    socket.end();
+    await closed;
+    await stopping;
+    service = null;
+    expect(failure).toBeUndefined();
   });
 
   it('cuts connections that outlive SHUTDOWN_TIMEOUT_MS', async () => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** What a closing connection still reads of a refused body, and for how long: enough for a client's few MB on a slow link. */
 const LINGER_BYTES = 32 * 1024 * 1024;
@@ -6,6 +7,14 @@ const LINGER_MS = 10_000;
 /** A client that stopped sending (it read the answer, or waits for it) is not waited for longer than this. */
 const LINGER_IDLE_MS = 1_000;
 const CHECK_EVERY_MS = 100;
+
+/** Connections reading the rest of a refused body: they close on their own, within LINGER_MS. */
+const lingering = new WeakSet<Socket>();
+
+/** Whether `socket` is reading the rest of a refused body, its response sent: graceful shutdown lets it finish. */
+export function isLingering(socket: Socket): boolean {
+  return lingering.has(socket);
+}
 
 /**
  * Closes the connection after this response in stages, as RFC 9112 §9.6 describes: the write side when the
@@ -22,6 +31,7 @@ export function closeAfterLingering(req: IncomingMessage, res: ServerResponse): 
   socket.destroySoon = () => {
     if (req.complete || socket.destroyed) return destroySoon();
     socket.end();
+    lingering.add(socket);
     const started = Date.now();
     // Counted on the socket: node:http drops a request body nobody reads without passing it on.
     const firstByte = socket.bytesRead;
