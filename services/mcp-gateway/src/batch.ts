@@ -2,7 +2,7 @@ import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { parseMessage, rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
+import { invalidMessageReason, parseMessage, refusedRequestId, rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
 
 // JSON-RPC batches, which MCP 2025-03-26 (basic/transports) says a server MUST accept and 2025-06-18 removed.
 // They are not handed to the SDK's HTTP transport, which would answer a batch holding one request with a bare
@@ -40,8 +40,7 @@ export function parseBatch(body: readonly unknown[]): { readonly elements: Batch
   const elements = body.map((element, index): BatchElement => {
     const message = parseMessage(element);
     if (message !== null) return { message };
-    // JSON-RPC 2.0 §5: the response to an Invalid Request has id null, whatever id the element may hold.
-    return { invalid: rpcErrorResponse(-32600, `Invalid Request: the batch element at index ${index} is not a JSON-RPC 2.0 request, notification or response`, null) };
+    return { invalid: rpcErrorResponse(-32600, `Invalid Request: the batch element at index ${index}: ${invalidMessageReason(element)}`, refusedRequestId(element)) };
   });
   const messages = elements.flatMap((element) => ('message' in element ? [element.message] : []));
   // MCP 2025-03-26 basic/lifecycle: "The initialization request MUST NOT be part of a JSON-RPC batch".

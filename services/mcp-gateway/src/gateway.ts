@@ -30,6 +30,8 @@ import {
   acceptsMcpResponses,
   allowsBatches,
   answerBodyError,
+  invalidMessageReason,
+  refusedRequestId,
   exposeToOrigin,
   invalidParams,
   markUncacheable,
@@ -306,7 +308,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const body: unknown = req.body;
       if (Array.isArray(body)) return serveBatch(req, res, body);
       const message = parseMessage(body);
-      if (message === null) return rpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response');
+      if (message === null) return rpcError(res, 400, -32600, `Invalid Request: ${invalidMessageReason(body)}`, refusedRequestId(body));
       const request = isJSONRPCRequest(message) ? message : null;
       const requestId = request?.id ?? null;
       // MCP basic/lifecycle: initialize MUST be a request. As a notification it would start no session, yet get 202.

@@ -37,7 +37,7 @@ const NOT_UTF8 = 'entity.not.utf8';
 const TOO_DEEP = 'entity.too.deep';
 const TOO_MANY_VALUES = 'entity.too.wide';
 
-function bodyError(type: string, details: { readonly charset?: string } = {}): Error {
+function bodyError(type: string, details: { readonly charset?: string; readonly id?: RequestId | null } = {}): Error {
   return Object.assign(new Error(type), { type, ...details });
 }
 
@@ -98,7 +98,8 @@ function parsedBodyError(body: unknown): Error | undefined {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const message of messages) {
     const error = shapeError(message);
-    if (error !== null) return bodyError(error);
+    // A batch is refused as a whole, so no one element's id answers for it.
+    if (error !== null) return bodyError(error, { id: Array.isArray(body) ? null : refusedRequestId(message) });
   }
   return undefined;
 }
@@ -182,6 +183,49 @@ const JSON_RPC_MEMBERS: readonly string[] = ['jsonrpc', 'id', 'method', 'params'
 export function parseMessage(value: unknown): JSONRPCMessage | null {
   const parsed = JSONRPCMessageSchema.safeParse(withJsonRpcMembersOnly(value));
   return parsed.success ? withoutTaskAugmentation(parsed.data) : null;
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The id to answer a refused message with: its own when it is a request whose id can be read, so its client can
+ * match the error to it (JSON-RPC 2.0 §5 wants null only when the id cannot be detected, and MCP's schema gives
+ * an error response a string or integer id); null otherwise. A response's id names the server's request, never
+ * one of the client's, so a refused response gets null.
+ */
+export function refusedRequestId(value: unknown): RequestId | null {
+  if (!isJsonObject(value) || !Object.hasOwn(value, 'method')) return null;
+  const id = value.id;
+  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as RequestId) : null;
+}
+
+/** Why a value parseMessage refused is no JSON-RPC message, naming the member at fault where one is. */
+export function invalidMessageReason(value: unknown): string {
+  if (!isJsonObject(value)) return 'a JSON-RPC message is a JSON object';
+  if (value.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"';
+  if (Object.hasOwn(value, 'id') && !(typeof value.id === 'string' || Number.isSafeInteger(value.id))) {
+    // Integers beyond 2^53 - 1 lose digits in JSON parsers (RFC 8259 §6): an answer could not carry the same id back.
+    return '"id" must be a string or an integer from -(2^53 - 1) to 2^53 - 1';
+  }
+  const isResponse = Object.hasOwn(value, 'result') || Object.hasOwn(value, 'error');
+  if (Object.hasOwn(value, 'method')) {
+    if (isResponse) return 'a message holds "method" (a request or notification) or "result" or "error" (a response), never both';
+    if (typeof value.method !== 'string') return '"method" must be a string';
+    if (Object.hasOwn(value, 'params') && !isJsonObject(value.params)) return '"params" must be an object: MCP passes parameters by name';
+  } else if (!isResponse) {
+    return 'a message needs "method" (a request or notification), or "result" or "error" (a response)';
+  } else if (!Object.hasOwn(value, 'id')) {
+    return 'a response needs the "id" of the request it answers';
+  } else if (Object.hasOwn(value, 'result') && Object.hasOwn(value, 'error')) {
+    return 'a response holds "result" or "error", never both';
+  } else if (Object.hasOwn(value, 'result') && !isJsonObject(value.result)) {
+    return '"result" must be an object';
+  } else if (Object.hasOwn(value, 'error') && !(isJsonObject(value.error) && Number.isSafeInteger(value.error.code) && typeof value.error.message === 'string')) {
+    return '"error" must be an object with an integer "code" and a string "message"';
+  }
+  return 'not a JSON-RPC 2.0 request, notification or response';
 }
 
 function withJsonRpcMembersOnly(value: unknown): unknown {
@@ -321,6 +365,8 @@ export function exposeToOrigin(res: ServerResponse, origin: string): void {
 /** What body-parser passes on when it cannot read a body (an http-errors error; `charset`/`encoding` name the culprit). */
 export interface BodyError {
   readonly type?: string;
+  /** The refused request's id, where it could be read. */
+  readonly id?: RequestId | null;
   readonly status?: number;
   readonly charset?: string;
   readonly encoding?: string;
@@ -341,9 +387,9 @@ export function answerBodyError(error: BodyError, req: IncomingMessage, res: Ser
     case NOT_UTF8:
       return rpcError(res, 400, -32700, 'Parse error: the body is not valid UTF-8, which JSON text must be (RFC 8259 §8.1)');
     case TOO_DEEP:
-      return rpcError(res, 400, -32600, `Invalid Request: the message nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep; no MCP message needs that many`);
+      return rpcError(res, 400, -32600, `Invalid Request: the message nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep; no MCP message needs that many`, error.id);
     case TOO_MANY_VALUES:
-      return rpcError(res, 400, -32600, `Invalid Request: the message holds more than ${MAX_MESSAGE_VALUES} values in its arrays and objects; no MCP message needs that many`);
+      return rpcError(res, 400, -32600, `Invalid Request: the message holds more than ${MAX_MESSAGE_VALUES} values in its arrays and objects; no MCP message needs that many`, error.id);
     case TOO_LARGE:
       // Node would read the rest of the body, however long, to keep the connection open: close it instead.
       if (!req.complete) closeAfterLingering(req, res);

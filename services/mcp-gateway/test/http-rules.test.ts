@@ -425,8 +425,15 @@ describe('POST /mcp HTTP rules', () => {
       expect(await count('unknown', 'error')).toBe(unknown + 1);
     });
 
-    // JSON-RPC 2.0 §6: each element that is no valid message gets its own Invalid Request response, id null.
-    const invalidElement = (index: number) => ({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(new RegExp(`^Invalid Request: .*\\bindex ${index}\\b`)) }, id: null });
+    // JSON-RPC 2.0 §6: each element that is no valid message gets its own Invalid Request response, id null
+    // unless the element is a request whose id can be read.
+    const invalidElement = (index: number, id: string | number | null = null) => ({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(new RegExp(`^Invalid Request: .*\\bindex ${index}\\b`)) }, id });
+
+    it('answers an invalid element that is a request with a readable id with that id, saying which member is at fault', async () => {
+      const response = await post(gateway.url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 'list', method: 'tools/list', params: [] }], speaking('2025-03-26'));
+      expect(response.json).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }, invalidElement(1, 'list')]);
+      expect((response.json as { error?: { message: string } }[])[1]!.error!.message).toContain('"params" must be an object');
+    });
 
     it('answers each element that is no JSON-RPC message with its own Invalid Request and still answers the others, in order', async () => {
       const getFaq = { jsonrpc: '2.0', id: 'faq', method: 'tools/call', params: { name: 'get_faq', arguments: {} } };
@@ -484,7 +491,7 @@ describe('POST /mcp HTTP rules', () => {
   });
 
   describe('deeply nested messages', () => {
-    const tooDeep = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message nests arrays and objects more than 64 levels deep; no MCP message needs that many' }, id: null };
+    const tooDeep = (id: number | null = null) => ({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message nests arrays and objects more than 64 levels deep; no MCP message needs that many' }, id });
     /** A response (client to server) whose objects nest exactly `levels` deep, the message itself included. */
     const responseNesting = (levels: number) => `{"jsonrpc":"2.0","id":1,"result":${'{"a":'.repeat(levels - 2)}{}${'}'.repeat(levels - 2)}}`;
     const deepToolCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_reviews","arguments":{"query":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
@@ -496,35 +503,36 @@ describe('POST /mcp HTTP rules', () => {
       expect((await post(gateway.url, `[${responseNesting(64)},${responseNesting(64)}]`, batchHeaders())).status).toBe(202);
       for (const [body, headers] of [[responseNesting(65), session()], [`[${responseNesting(64)},${responseNesting(65)}]`, batchHeaders()]] as const) {
         const response = await post(gateway.url, body, headers);
-        expect([response.status, response.json]).toEqual([400, tooDeep]);
+        expect([response.status, response.json]).toEqual([400, tooDeep()]);
       }
     });
 
     // Nested thousands of levels, these overflowed the SDK's stack: a 400 Parse error quoting the RangeError, or in a batch a 500.
+    // A request's own id answers for it; a response's names the server's request, and a batch is refused whole.
     it.each([
-      ['a response', responseNesting(5000), session],
-      ['an error response', deepError, session],
-      ['a tools/call of nested arguments', deepToolCall, session],
-      ['a batch holding a response', `[${responseNesting(5000)}]`, batchHeaders],
-      ['a batch holding a tools/call of nested arguments', `[${deepToolCall}]`, batchHeaders],
-    ])('refuses %s nested 5000 levels deep with 400 -32600 saying so', async (_label, body, headers) => {
+      ['a response', responseNesting(5000), session, null],
+      ['an error response', deepError, session, null],
+      ['a tools/call of nested arguments', deepToolCall, session, 2],
+      ['a batch holding a response', `[${responseNesting(5000)}]`, batchHeaders, null],
+      ['a batch holding a tools/call of nested arguments', `[${deepToolCall}]`, batchHeaders, null],
+    ])('refuses %s nested 5000 levels deep with 400 -32600 saying so', async (_label, body, headers, id) => {
       const response = await post(gateway.url, body, headers());
-      expect([response.status, response.json]).toEqual([400, tooDeep]);
+      expect([response.status, response.json]).toEqual([400, tooDeep(id)]);
     });
   });
 
   // The complexity audit: the SDK's validation grew faster than the number of keys; a ping carrying 6,000 took 56 ms.
   describe('messages holding many values', () => {
-    const tooMany = { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message holds more than 1000 values in its arrays and objects; no MCP message needs that many' }, id: null };
+    const tooMany = (id: number | null) => ({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message holds more than 1000 values in its arrays and objects; no MCP message needs that many' }, id });
     /** A ping whose params hold `keys` keys: 4 values of its own (jsonrpc, id, method, params) and those. */
     const ping = (id: number, keys: number) => ({ jsonrpc: '2.0', id, method: 'ping', params: Object.fromEntries(Array.from({ length: keys }, (_, n) => [`k${n}`, n])) });
 
     it('takes a message holding 1000 values and refuses one holding 1001, alone or in a batch', async () => {
       expect((await post(gateway.url, ping(1, 996), session())).json).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
       const refused = await post(gateway.url, ping(2, 997), session());
-      expect([refused.status, refused.json]).toEqual([400, tooMany]);
+      expect([refused.status, refused.json]).toEqual([400, tooMany(2)]);
       const batch = await post(gateway.url, [ping(3, 996), ping(4, 997)], { 'Mcp-Session-Id': negotiated.get('2025-03-26')! });
-      expect([batch.status, batch.json]).toEqual([400, tooMany]);
+      expect([batch.status, batch.json]).toEqual([400, tooMany(null)]);
     });
   });
 
@@ -570,6 +578,22 @@ describe('POST /mcp HTTP rules', () => {
     const response = await post(gateway.url, body, session());
     expect(response.status).toBe(400);
     expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.any(String) }, id: null });
+  });
+
+  // JSON-RPC 2.0 §5 wants id null only when the id cannot be detected; MCP's schema gives every error a string or
+  // integer id. A request whose id can be read gets it back, so its client can match the error to it.
+  it.each([
+    ['{"jsonrpc":"1.0","id":7,"method":"ping"}', 7, '"jsonrpc" must be "2.0"'],
+    ['{"jsonrpc":"2.0","id":"x","method":"tools/list","params":[]}', 'x', '"params" must be an object'],
+    ['{"jsonrpc":"2.0","id":8,"method":5}', 8, '"method" must be a string'],
+    ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', null, '"id" must be a string or an integer'],
+    ['{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', null, '"id" must be a string or an integer'],
+    ['{"jsonrpc":"2.0","id":3,"result":5}', null, '"result" must be an object'],
+    ['{"jsonrpc":"2.0","id":3}', null, 'a message needs "method"'],
+  ])('answers the invalid message %s with 400 -32600, id %p, naming what is wrong', async (body, id, reason) => {
+    const response = await post(gateway.url, body, session());
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining(reason) }, id });
   });
 
   it(`answers 413 as JSON-RPC to a body over ${MAX_BODY_BYTES} bytes`, async () => {
