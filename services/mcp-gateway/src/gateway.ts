@@ -36,7 +36,7 @@ import {
   invalidParams,
   markUncacheable,
   MAX_BODY_BYTES,
-  normalizeAcceptForSdk,
+  normalizeHeadersForSdk,
   parseJsonBody,
   negotiatedProtocolVersion,
   parseMessage,
@@ -344,7 +344,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
         void transport.close();
         void server.close();
       });
-      normalizeAcceptForSdk(req);
+      normalizeHeadersForSdk(req);
       try {
         await server.connect(transport);
         await transport.handleRequest(req, res, message);

@@ -25,8 +25,9 @@ export const MAX_MESSAGE_DEPTH = 64;
 export const MAX_MESSAGE_VALUES = 1000;
 
 const EXPOSED_HEADERS = 'Mcp-Session-Id, Retry-After, Allow';
-/** The Accept the SDK transport is shown once the gateway has accepted a request's own (normalizeAcceptForSdk). */
+/** The Accept and Host the SDK transport is shown once the gateway has accepted a request's own (normalizeHeadersForSdk). */
 const SDK_ACCEPT = 'application/json, text/event-stream';
+const SDK_HOST = 'localhost';
 
 // The failures answerBodyError answers: body-parser's own types, and the gateway's with the same shape.
 /** A body that is not JSON: -32700 Parse error. */
@@ -323,19 +324,24 @@ export function acceptsMcpResponses(accept: string | undefined): boolean {
 }
 
 /**
- * Shows the SDK transport a plain Accept once acceptsMcpResponses has accepted the request's own: the
- * transport checks Accept again by case-sensitive substring, so it would refuse `Application/JSON` with
- * 406, and the gateway's rule must be the only one. The transport reads the raw header lines (through
- * @hono/node-server), node and express read `req.headers`: both are rewritten.
+ * Shows the SDK transport a plain Accept and Host once the gateway has accepted the request's own. The transport
+ * checks Accept again by case-sensitive substring, so it would refuse `Application/JSON` with 406, and the
+ * gateway's rule must be the only one. It builds a URL from Host (through @hono/node-server) and answers an empty
+ * 400 when there is none (HTTP/1.0 needs none, RFC 9112 §3.2) or when the URL parser writes the host otherwise
+ * (`[::ffff:127.0.0.1]`, which RFC 3986 §3.2.2 allows): the server already checked Host, and nothing the SDK does
+ * for the gateway reads it. The transport reads the raw header lines, node and express read `req.headers`: both
+ * are rewritten.
  */
-export function normalizeAcceptForSdk(req: IncomingMessage): void {
+export function normalizeHeadersForSdk(req: IncomingMessage): void {
   const rawHeaders: string[] = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const [name, value] = [req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string];
-    if (name.toLowerCase() !== 'accept') rawHeaders.push(name, value);
+    const lowerCase = name.toLowerCase();
+    if (lowerCase !== 'accept' && lowerCase !== 'host') rawHeaders.push(name, value);
   }
-  rawHeaders.push('Accept', SDK_ACCEPT);
+  rawHeaders.push('Host', SDK_HOST, 'Accept', SDK_ACCEPT);
   req.rawHeaders = rawHeaders;
+  req.headers.host = SDK_HOST;
   req.headers.accept = SDK_ACCEPT;
 }
 

@@ -25,6 +25,22 @@ async function postWithoutBody(url: string, headers: Record<string, string>): Pr
   return { status: Number(head.split(' ')[1]), json: JSON.parse(body) };
 }
 
+/** POSTs `body` over a bare socket in HTTP/`version` with this Host line, or none; the connection closes after the answer. */
+async function postWithHost(url: string, version: '1.0' | '1.1', host: string | null, headers: Record<string, string>, body: unknown): Promise<{ status: number; json: unknown }> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const text = JSON.stringify(body);
+  const lines = [`POST ${pathname} HTTP/${version}`, ...(host === null ? [] : [`Host: ${host}`]), 'Connection: close', `Content-Length: ${Buffer.byteLength(text)}`];
+  socket.end(`${[...lines, ...Object.entries({ ...MCP_HEADERS, ...headers }).map(([name, value]) => `${name}: ${value}`)].join('\r\n')}\r\n\r\n${text}`);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await once(socket, 'close');
+  const answer = Buffer.concat(chunks).toString('utf8');
+  const separator = answer.indexOf('\r\n\r\n');
+  const bodyText = answer.slice(separator + 4);
+  return { status: Number(answer.split(' ')[1]), json: bodyText === '' ? null : JSON.parse(bodyText) };
+}
+
 interface RawAnswer {
   readonly status: number;
   /** Header lines, lower case. */
@@ -571,6 +587,22 @@ describe('POST /mcp HTTP rules', () => {
       expect(response.status).toBe(400);
       expect(response.json).toEqual(parseError);
     });
+  });
+
+  // The SDK's transport builds a URL from Host and answered an empty 400 without one (HTTP/1.0 needs none,
+  // RFC 9112 §3.2) or with an IPv6 literal its URL parser writes otherwise (RFC 3986 §3.2.2 allows both).
+  it.each([
+    ['HTTP/1.0 without Host', '1.0', null],
+    ['an IPv4-mapped IPv6 literal', '1.1', '[::ffff:127.0.0.1]'],
+    ['an IPv6 literal written in full', '1.1', '[0:0:0:0:0:0:0:1]'],
+  ] as const)('answers requests the SDK serves sent with %s', async (_label, version, hostname) => {
+    const host = hostname === null ? null : `${hostname}:${new URL(gateway.url).port}`;
+    const initialize = await postWithHost(gateway.url, version, host, {}, initializeBody(5));
+    expect(initialize.status).toBe(200);
+    expect(initialize.json).toMatchObject({ id: 5, result: { protocolVersion: PROTOCOL_VERSION } });
+    const list = await postWithHost(gateway.url, version, host, session(), { jsonrpc: '2.0', id: 6, method: 'prompts/list' });
+    expect(list.status).toBe(200);
+    expect(list.json).toMatchObject({ id: 6, result: { prompts: expect.any(Array) } });
   });
 
   // JSON-RPC 2.0 §5.1: -32700 is for invalid JSON only; valid JSON that is no Request object is -32600.
