@@ -81,6 +81,21 @@ describe('createHttpServer: percent-encoding in the query (RFC 3986 §2.1)', () 
     expect(seen).toEqual([]);
   });
 
+  it('names every parameter whose escapes are bad, each once, in the order sent', async () => {
+    const port = await listen(echo);
+    const res = await exchange(port, 'GET /api/reviews/search?query=%FF&limit=5&x=%2&na%FFme=1&query=%C0%AF&ok=caf%C3%A9&y=%ED%A0%80');
+    expect(res.status).toBe(400);
+    const body = JSON.parse(res.body) as { message: string; issues: Array<{ path: string[]; message: string }> };
+    expect(body.message).toContain('UTF-8');
+    expect(body.issues.map(({ path, message }) => [path[0], message.includes('UTF-8') ? 'UTF-8' : 'malformed'])).toEqual([
+      ['query', 'UTF-8'],
+      ['x', 'malformed'],
+      ['na%FFme', 'UTF-8'],
+      ['y', 'UTF-8'],
+    ]);
+    expect(seen).toEqual([]);
+  });
+
   it('serves well-formed escapes in the query as sent, whatever the path holds', async () => {
     const port = await listen(echo);
     const served = [

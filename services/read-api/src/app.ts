@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseSearchQuery, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import { parseSearchQuery, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type Issue, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
@@ -112,6 +112,17 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
   sendRepresentation(req, res, representation, nextPages.get(representation.identity));
 }
 
+const INVALID_DATE = 'The date must be a real calendar date in the form YYYY-MM-DD.';
+const NO_PARAMETERS = 'This endpoint takes no query parameters; the date goes in the path.';
+
+/** The 400 of a since request, listing every problem: the date's `dateIssues`, then each query parameter it was sent. */
+function refuseSince(req: Request, res: Response, dateIssues: readonly Issue[]): void {
+  const unexpected = unexpectedParameters(groupQuery(splitTarget(req.url).query));
+  const issues = [...dateIssues, ...unexpected];
+  if (dateIssues.length === 0) sendError(res, 400, 'invalid_query', NO_PARAMETERS, { issues });
+  else sendError(res, 400, 'invalid_date', unexpected.length === 0 ? INVALID_DATE : `${INVALID_DATE} ${NO_PARAMETERS}`, { issues });
+}
+
 /** GET /api/reviews/since/:date: path parameter decoding and parsing, then memoized results. */
 function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): express.Express {
   const app = express();
@@ -128,17 +139,10 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
   app.get(
     SINCE_ROUTE,
     withSnapshot((snapshot, req, res) => {
-      // Refused rather than ignored, as search does: a client sending `?limit=5` must not think it was obeyed.
-      const unexpected = unexpectedParameters(groupQuery(splitTarget(req.url).query));
-      if (unexpected.length > 0) {
-        sendError(res, 400, 'invalid_query', 'This endpoint takes no query parameters; the date goes in the path.', { issues: unexpected });
-        return;
-      }
       const parsed = parseSinceDate(String(req.params.date));
-      if (!parsed.ok) {
-        sendError(res, 400, 'invalid_date', 'The date must be a real calendar date in the form YYYY-MM-DD.', { issues: parsed.issues });
-        return;
-      }
+      if (!parsed.ok) return refuseSince(req, res, parsed.issues);
+      // Refused rather than ignored, as search does: a client sending `?limit=5` must not think it was obeyed.
+      if (unexpectedParameters(groupQuery(splitTarget(req.url).query)).length > 0) return refuseSince(req, res, []);
       const { date } = parsed;
       const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
         cache.get(snapshot, normalizedKey('since', { date }), negotiableAcceptEncoding(req), () => createSinceRepresentation(snapshot, date)),
@@ -154,10 +158,7 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
   // errors keep the envelope. Never an HTML page or a stack trace.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = (error as { status?: unknown }).status;
-    if (error instanceof URIError && status === 400) {
-      sendError(res, 400, 'invalid_date', 'The date must be a real calendar date in the form YYYY-MM-DD.', { issues: [{ code: 'custom', path: ['date'], message: 'is not valid percent-encoded UTF-8' }] });
-      return;
-    }
+    if (error instanceof URIError && status === 400) return refuseSince(req, res, [{ code: 'custom', path: ['date'], message: 'is not valid percent-encoded UTF-8' }]);
     if (typeof status === 'number' && status >= 400 && status < 500) {
       sendError(res, status, 'bad_request', 'The request could not be understood.');
       return;

@@ -276,6 +276,16 @@ describe('GET /api/reviews/since/:date', () => {
     expect(body.issues?.map((issue) => issue.path)).toEqual([['limit'], ['foo']]);
   });
 
+  it.each([
+    ['2025-02-30?limit=1&foo', 'must be a real calendar date'],
+    ['%FF?limit=1&foo', 'not valid percent-encoded UTF-8'],
+  ])('an invalid date sent with query parameters (%s) -> one 400 listing the date and each parameter', async (target, dateProblem) => {
+    const body = expectEnvelope(await request(url).get(`/api/reviews/since/${target}`), 400, 'invalid_date');
+    expect(body.issues?.map((issue) => issue.path)).toEqual([['date'], ['limit'], ['foo']]);
+    expect(body.issues?.[0]?.message).toContain(dateProblem);
+    expect(body.message).toContain('takes no query parameters');
+  });
+
   it('a "%" without two hex digits is a malformed request target -> 400 bad_request', async () => {
     expectEnvelope(await request(url).get('/api/reviews/since/%E0%A4%A'), 400, 'bad_request');
     expectEnvelope(await request(url).get('/api/reviews/since/%zz'), 400, 'bad_request');

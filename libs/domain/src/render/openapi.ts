@@ -50,7 +50,7 @@ const RESPONSES: Record<string, Json> = {
     headers: { ETag: ref.header('ETag'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
   },
   BadRequest: {
-    description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`.',
+    description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`. A query whose percent-encoding is malformed or not UTF-8 is refused before its parameters are read (`bad_request`): `issues` then names every parameter whose escapes are bad, and the rest are checked once those are fixed.',
     content: {
       'application/json': {
         schema: ref.schema('Error'),

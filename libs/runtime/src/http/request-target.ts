@@ -61,13 +61,15 @@ const SLASH = 47;
 const COLON = 58;
 const LOWER_CASE_BIT = 0x20;
 
+/** A `%` not followed by two hex digits, which no URI holds (RFC 3986 §2.1). */
+const MALFORMED_ESCAPE_AT = /%(?![0-9A-Fa-f]{2})/;
+
 /**
  * A path's normal form (RFC 3986 §6.2.2): unreserved characters decoded, so `/reviews%2Ejson` is
  * `/reviews.json`, and the other escapes in upper case.
  */
 function normalizePath(path: string): string | null {
-  // A `%` not followed by two hex digits is not a URI (RFC 3986 §2.1).
-  if (/%(?![0-9A-Fa-f]{2})/.test(path)) return null;
+  if (MALFORMED_ESCAPE_AT.test(path)) return null;
   return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
 }
 
@@ -75,26 +77,47 @@ const INVALID_AUTHORITY = new TargetRefusal('The request target is an absolute U
 const UNENCODED_CHARACTER = new TargetRefusal('The request target holds a character that must be percent-encoded (RFC 3986 §2): a control character, space, ", <, > or, in the path, \\, ^, `, { or }.');
 const MALFORMED_ESCAPE = 'has a "%" that is not followed by two hexadecimal digits';
 const NOT_UTF8 = 'is not valid UTF-8 once percent-decoded';
-const AMPERSAND = 38;
-const EQUALS = 61;
+
+/** What is wrong with the escapes of one `name=value` pair of a query, or null. */
+function pairEscapeProblem(pair: string): string | null {
+  if (MALFORMED_ESCAPE_AT.test(pair)) return MALFORMED_ESCAPE;
+  try {
+    // It refuses exactly what RFC 3629 refuses, as queryEscapeProblem does.
+    decodeURIComponent(pair);
+    return null;
+  } catch {
+    return NOT_UTF8;
+  }
+}
+
+/** The name of a query pair, decoded when it can be, else as sent. */
+function parameterName(pair: string): string {
+  const equals = pair.indexOf('=');
+  const raw = equals === -1 ? pair : pair.slice(0, equals);
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return raw;
+  }
+}
 
 /**
- * The refusal of a query whose escape at `at` is bad, naming the parameter that holds it (decoded when
- * its name can be), so a client learns which of its values to fix.
+ * The refusal of a query whose escape at `at` is bad (the first found), naming every parameter whose escapes are
+ * bad, so a client learns all the values to fix at once. Only for refused targets: served ones never get here.
  */
 function queryRefusal(target: string, queryStart: number, at: number, problem: string): TargetRefusal {
-  let start = at;
-  while (start > queryStart && target.charCodeAt(start - 1) !== AMPERSAND) start--;
-  let end = start;
-  while (end < target.length && target.charCodeAt(end) !== EQUALS && target.charCodeAt(end) !== AMPERSAND) end++;
-  const raw = target.slice(start, end);
-  let name = raw;
-  try {
-    name = decodeURIComponent(raw.replaceAll('+', ' '));
-  } catch {
-    // The name itself holds the bad escape: it is named as sent.
+  const issues: Issue[] = [];
+  const named = new Set<string>();
+  let pairStart = queryStart;
+  for (const pair of target.slice(queryStart).split('&')) {
+    const pairProblem = at >= pairStart && at < pairStart + pair.length ? problem : pairEscapeProblem(pair);
+    pairStart += pair.length + 1;
+    const name = parameterName(pair);
+    if (pairProblem === null || named.has(name)) continue;
+    named.add(name);
+    issues.push({ code: 'custom', path: [name], message: pairProblem });
   }
-  return new TargetRefusal(`The request query ${problem}.`, [{ code: 'custom', path: [name], message: problem }]);
+  return new TargetRefusal(`The request query ${problem}.`, issues);
 }
 
 /** The value of a hex digit's character or byte code, or -1 (also for none: past the end). */
