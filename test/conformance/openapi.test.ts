@@ -111,3 +111,18 @@ describe('the refusals before routing, on every operation', () => {
     expect(checked).toBeGreaterThan(100);
   }, 60_000);
 });
+
+describe('the hub form schema accepts a subscription exactly when the hub does', () => {
+  /** ASCII secrets only: JSON Schema counts characters, the hub bytes (the schema's description says so). */
+  it.each([
+    ['hub.lease_seconds', ['1', '86400', '007', '99999999999999999999', '0', '000', '-5', '1.5', '1e3', 'week', '']],
+    ['hub.secret', ['s', 'x'.repeat(199), 'x'.repeat(200), '']],
+  ])('%s', async (field, values) => {
+    const validate = ajv.getSchema('openapi.json#/components/schemas/WebSubSubscriptionRequest')!;
+    for (const value of values) {
+      const form = { 'hub.mode': 'subscribe', 'hub.topic': `${server.baseUrl}/reviews.json`, 'hub.callback': 'https://subscriber.example/callback', [field]: value };
+      const res = await send('POST', `${server.baseUrl}/api/websub/hub`, { 'Content-Type': 'application/x-www-form-urlencoded' }, new URLSearchParams(form).toString());
+      expect([value, res.status]).toEqual([value, validate(form) ? 202 : 400]);
+    }
+  });
+});

@@ -67,11 +67,13 @@ export function webSubHubRequest(urls: PublicUrls) {
         }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
       'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port).' }),
+      // Digits rather than an integer: any positive number is taken and clamped, where an integer schema would
+      // declare JavaScript's largest safe integer a maximum the hub does not hold requests to.
       'hub.lease_seconds': z
-        .int()
-        .min(1)
+        .string()
+        .regex(/^[0-9]*[1-9][0-9]*$/)
         .optional()
-        .meta({ description: 'Requested lease in seconds, clamped to the configured bounds (default 10 days); the verification request carries the granted value.' }),
+        .meta({ description: 'Requested lease in seconds, a positive integer in decimal digits of any size, clamped to the configured bounds (default 10 days); the verification request carries the granted value.', examples: ['86400'] }),
       'hub.secret': z
         .string()
         .min(1)
