@@ -29,7 +29,7 @@ const MAX_SETTLE_MS = 1000;
 const MAX_LINKS = 40;
 
 /** Why a file is refused before it is read (dataset_load_failures_total reasons). */
-const FILE_REFUSAL_REASONS = ['not_regular_file', 'too_large'] as const;
+const FILE_REFUSAL_REASONS = ['not_regular_file', 'too_large', 'unreadable'] as const;
 type FileRefusalReason = (typeof FILE_REFUSAL_REASONS)[number];
 
 /**
@@ -206,6 +206,10 @@ export class FileDatasetSource implements DatasetSource {
     }
   }
 
+  #watchingDetail(): string {
+    return this.#unwatched ? `polling ${this.#path} every ${this.#pollIntervalMs} ms (cannot watch ${this.#unwatched.directory}: ${this.#unwatched.reason})` : `watching ${this.#path}`;
+  }
+
   #refuse(reason: FileRefusalReason, problem: string): void {
     this.#logger.error({ file: this.#path, reason }, `dataset file refused, keeping the current dataset: ${problem}`);
     this.#lastRefusal = { at: performance.now(), summary: `dataset file refused (${reason}): ${this.#path}: ${problem}` };
@@ -226,6 +230,8 @@ export class FileDatasetSource implements DatasetSource {
       try {
         const info = await handle.stat();
         this.#lastSeen = appearance(info);
+        // The path opens: what is wrong now is what it holds, not how the source reaches it.
+        this.#health = { connected: true, detail: this.#watchingDetail() };
         const refusal = datasetFileRefusal(info);
         if (refusal) {
           this.#refuse(refusal.reason, refusal.problem);
@@ -238,15 +244,16 @@ export class FileDatasetSource implements DatasetSource {
         await handle.close();
       }
     } catch (error) {
-      // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again.
-      this.#lastSeen = errorCode(error);
-      const detail = `cannot read ${this.#path}: ${errorCode(error)}`;
-      if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
+      const code = errorCode(error);
+      this.#lastSeen = code;
+      const detail = `cannot read ${this.#path}: ${code}`;
+      // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again. Any other
+      // failure (permissions, a symlink loop) stays until the file is saved again: a refused publish.
+      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`);
+      else if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
       this.#health = { connected: false, detail };
       return;
     }
-    const watching = this.#unwatched ? `polling ${this.#path} every ${this.#pollIntervalMs} ms (cannot watch ${this.#unwatched.directory}: ${this.#unwatched.reason})` : `watching ${this.#path}`;
-    this.#health = { connected: true, detail: watching };
     const version = contentHash(bytes).slice(0, 32);
     if (version === this.#lastVersion || this.#closed) return;
     this.#lastVersion = version;

@@ -72,7 +72,7 @@ function datasetMetrics({ registry }: Metrics): DatasetMetrics {
       () =>
         new Counter({
           name: 'dataset_load_failures_total',
-          help: 'Datasets refused, by reason: invalid_json, invalid_dataset, build_error; from NATS also invalid_pointer, missing_object, corrupt_object, digest_mismatch; from DATASET_FILE also not_regular_file, too_large.',
+          help: 'Datasets refused, by reason: invalid_json, invalid_dataset, build_error; from NATS also invalid_pointer, missing_object, corrupt_object, digest_mismatch; from DATASET_FILE also not_regular_file, too_large, unreadable.',
           labelNames: ['service', 'reason'] as const,
           registers,
         }),

@@ -114,6 +114,8 @@ describe('FileDatasetSource', () => {
     ['a named pipe', 'not_regular_file', 'it is a named pipe, not a regular file; save the dataset as a file (write beside it, then rename)', (path: string) => run('mkfifo', [path])],
     ['a symlink to a device', 'not_regular_file', 'it is a device, not a regular file; save the dataset as a file (write beside it, then rename)', (path: string) => symlink('/dev/zero', path)],
     ['a file over the size limit (sparse)', 'too_large', `it holds ${MAX_DATASET_BYTES + 1} bytes; a dataset may have at most ${MAX_DATASET_BYTES}`, (path: string) => writeFile(path, '').then(() => truncate(path, MAX_DATASET_BYTES + 1))],
+    // Unreadable (a permission denied alike: tests run as root, whom permissions never stop) stays so until the next save.
+    ['a symlink to itself', 'unreadable', 'it cannot be read (ELOOP); check its permissions and, for a symlink, where it leads', (path: string) => symlink('dataset.json', path)],
   ])('refuses %s saved over the file, at once and counted, keeps the current dataset, and takes the next regular file', async (_label, reason, problem, make) => {
     const dir = await tempDir();
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -135,6 +137,8 @@ describe('FileDatasetSource', () => {
     await rename(odd, file);
     await waitFor(() => source.health().lastRefusal !== undefined, 5000, 'the refusal');
     expect(source.health().lastRefusal?.summary).toBe(`dataset file refused (${reason}): ${file}: ${problem}`);
+    // What /readyz says of the source: reached, unless it cannot be read.
+    expect(source.health()).toMatchObject(reason === 'unreadable' ? { connected: false, detail: `cannot read ${file}: ELOOP` } : { connected: true, detail: `watching ${file}` });
     expect(await counted()).toBe(1);
     expect(received).toHaveLength(1);
 
@@ -167,6 +171,15 @@ describe('FileDatasetSource', () => {
     await writeFile(file, datasetBytes(3));
     await waitFor(() => received.length === 1, 5000, 'the new file');
     expect(source.health().connected).toBe(true);
+  });
+
+  // A publisher's audit: /readyz went on saying "cannot read …: ENOENT" for a path that now held a directory.
+  it('reports a missing file that becomes a directory as reached again, and refused', async () => {
+    const { file, source } = await open(null);
+    expect(source.health()).toMatchObject({ connected: false, detail: `cannot read ${file}: ENOENT` });
+    await mkdir(file);
+    await waitFor(() => source.health().lastRefusal !== undefined, 5000, 'the refusal');
+    expect(source.health()).toMatchObject({ connected: true, detail: `watching ${file}`, lastRefusal: { summary: expect.stringContaining('it is a directory') } });
   });
 
   it('survives a directory that does not exist, then serves the file once the directory and file appear', async () => {
