@@ -43,6 +43,9 @@ const REQUEST_OUTCOMES: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['subscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'full', 'overloaded']],
   ['unsubscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'overloaded']],
   ['none', ['rejected', 'rate_limited', 'unsupported_media_type', 'method_not_allowed']],
+  // hub.mode=publish (the hub publishes its own topics) and a missing, repeated or unknown hub.mode: refused, named apart.
+  ['publish', ['rejected']],
+  ['invalid', ['rejected']],
 ];
 
 /** The hub's metrics, registered on the process registry. No callback URL ever becomes a label. */
