@@ -1,8 +1,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestHistogram } from './request-histogram.js';
 
-/** Sub-millisecond buckets first: the precomputed read path answers in tens of microseconds. */
-export const HTTP_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10];
+/**
+ * Sub-millisecond buckets first: the precomputed read path answers in tens of microseconds, and with 0.5 ms the
+ * first bucket, 65-87 % of read-api requests fell in it, so every route's median read as the same interpolated 0.3 ms.
+ */
+export const HTTP_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10];
 
 export interface Metrics {
   readonly registry: Registry;

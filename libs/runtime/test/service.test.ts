@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { pino } from 'pino';
@@ -82,6 +83,31 @@ describe('startHttpService', () => {
       expect([path, (await request(s.url).get(path).set('If-None-Match', '"zzz"')).status]).toEqual([path, 200]);
       expect([path, (await request(s.url).get(path).set('If-Modified-Since', new Date().toUTCString())).status]).toEqual([path, 200]);
     }
+  });
+
+  it('labels methods outside RFC 9110 and PATCH _OTHER, so a scanner trying every method adds one series', async () => {
+    const metrics = createMetrics();
+    const observed: RequestHandler = (req, res) => {
+      observeRequest(metrics, 'test', req, res, '/x', logger);
+      res.statusCode = 405;
+      res.end();
+    };
+    const { service: s } = await start(observed);
+    const send = (method: string) =>
+      new Promise<number>((resolve, reject) => {
+        httpRequest(`${s.url}/x`, { method }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on('error', reject)
+          .end();
+      });
+    for (const method of ['PROPFIND', 'MKCOL', 'PURGE', 'DELETE', 'PATCH']) expect([method, await send(method)]).toEqual([method, 405]);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('http_request_duration_seconds_count{service="test",method="_OTHER",route="/x",status_code="405"} 3');
+    expect(text).toContain('http_request_duration_seconds_count{service="test",method="DELETE",route="/x",status_code="405"} 1');
+    expect(text).toContain('http_request_duration_seconds_count{service="test",method="PATCH",route="/x",status_code="405"} 1');
+    expect(text).not.toContain('PROPFIND');
   });
 
   it('serves /metrics from the registry on the metrics port only', async () => {
