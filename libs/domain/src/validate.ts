@@ -150,10 +150,10 @@ const MAX_NESTING = 64;
 
 /**
  * Matches a surrogate code unit without its partner (a paired one is consumed as one code point under
- * `u`), and the characters XML 1.0 cannot hold: C0 controls but tab, line feed and carriage return,
- * and U+FFFE/U+FFFF.
+ * `u`), the characters XML 1.0 cannot hold: C0 controls but tab, line feed and carriage return, and
+ * U+FFFE/U+FFFF; and DEL and the C1 controls, which XML holds but readers show as nothing or a box.
  */
-const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\uFFFD\u{10000}-\u{10FFFF}]/u;
+const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\u007E\u00A0-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /**
  * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
@@ -196,6 +196,9 @@ function unservableCharacterProblem(code: number, index: number): string {
   if (code >= 0xd800 && code <= 0xdfff) return `contains an unpaired UTF-16 surrogate (${where}); text must be valid Unicode`;
   if (code === 0x0b || code === 0x0c) return `contains a ${code === 0x0b ? 'vertical tab' : 'form feed'} (${where}) that XML, and so the Atom feed, cannot hold; pasted from a word processor or a PDF, it stands for a line break: write \\n`;
   if (code < 0x20) return `contains a control character (${where}) that XML, and so the Atom feed, cannot hold; only tab, line feed and carriage return may appear`;
+  if (code === 0x7f) return `contains a delete control character (${where}), which feed readers and browsers show as nothing or a box`;
+  // A publisher's audit: U+0092 where ’ was meant passed, and both feeds served it.
+  if (code <= 0x9f) return `contains a C1 control character (${where}), which feed readers and browsers show as nothing or a box: text read as Latin-1 that was Windows-1252 (U+0092 for ’, U+0093 and U+0094 for “ ”, U+0096 for –); decode it as Windows-1252`;
   return `contains a noncharacter (${where}) that XML, and so the Atom feed, cannot hold`;
 }
 

@@ -251,6 +251,23 @@ describe('validateDataset', () => {
     ]);
   });
 
+  // A publisher's audit: U+0092 for ’ (Windows-1252 read as Latin-1) and DEL passed, and both feeds served them.
+  it('rejects DEL and the C1 controls in any string, saying what a C1 control usually is, and takes the characters after them', () => {
+    const issues = issuesAfter((input) => {
+      const [first, second, third] = input.reviews;
+      if (!first || !second || !third) throw new Error('fixture has too few reviews');
+      (first as { text: string | null }).text = 'it\u0092s great';
+      (second as { author: string }).author = 'Ann\u007F';
+      (third as { text: string | null }).text = 'No-break\u00A0space, café, naïve: all fine';
+      input.business.description = '\u009Fend';
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ path: ['business', 'description'], message: expect.stringContaining('C1 control character (U+009F at index 0)') }),
+      expect.objectContaining({ path: ['reviews', 0, 'text'], message: expect.stringMatching(/^contains a C1 control character \(U\+0092 at index 2\).*U\+0092 for ’.*decode it as Windows-1252$/) }),
+      expect.objectContaining({ path: ['reviews', 1, 'author'], message: 'contains a delete control character (U+007F at index 3), which feed readers and browsers show as nothing or a box' }),
+    ]);
+  });
+
   it('rejects an author, a review text, a reply or a business name with nothing visible (null marks a rating-only review)', () => {
     const issues = issuesAfter((input) => {
       const [first, second, third] = input.reviews;
@@ -271,6 +288,8 @@ describe('validateDataset', () => {
       expect.objectContaining({ path: ['reviews', 3, 'author'], message: blank }),
       expect.objectContaining({ path: ['reviews', 4, 'author'], message: blank }),
       expect.objectContaining({ path: ['reviews', 5, 'author'], message: blank }),
+      // A C1 control too, refused wherever it appears (the test before).
+      expect.objectContaining({ path: ['reviews', 3, 'author'], message: expect.stringContaining('C1 control character (U+0085 at index 0)') }),
     ]);
   });
 
@@ -286,6 +305,25 @@ describe('validateDataset', () => {
     const [key] = issues.find((issue) => issue.code === 'unrecognized_keys')!.path.slice(-1) as [string];
     expect(key).toBe(`x${'\u{1F64F}'.repeat(74)}…(${huge.length - 149 - 50} characters left out)…${'\u{1F64F}'.repeat(25)}`);
     expect(issues.find((issue) => issue.path.includes('technicians'))?.message).toMatch(/^unknown staff name .*"x\u{1F64F}+…\(\d+ characters left out\)…\u{1F64F}+"$/u);
+  });
+
+  // A publisher's audit: "Invalid URL" and "Invalid ISO datetime" said nothing of what to write instead, and hours of 25:99 passed.
+  it('says what a URL, a timestamp and an opening time must be, each alone at its path', () => {
+    const issues = issuesAfter((input) => {
+      (input.reviews[0] as { source_url: string }).source_url = 'javascript:alert(1)';
+      (input.reviews[1] as { author_avatar_url: string }).author_avatar_url = 'www.example.com/a.png';
+      input.generated_at = '2026-11-01T06:00:00';
+      const [first] = input.business.hours;
+      if (!first) throw new Error('fixture has no hours');
+      first.opens = '25:99';
+      first.closes = '24:00';
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({ path: ['generated_at'], message: expect.stringMatching(/^must be an RFC 3339 timestamp with its offset from UTC/) }),
+      expect.objectContaining({ path: ['business', 'hours', 0, 'opens'], message: 'must be a time of day, HH:MM from 00:00 to 23:59 (or 24:00 for the end of the day)' }),
+      expect.objectContaining({ path: ['reviews', 0, 'source_url'], message: expect.stringMatching(/^must be an absolute http or https URL/) }),
+      expect.objectContaining({ path: ['reviews', 1, 'author_avatar_url'], message: expect.stringMatching(/^must be an absolute http or https URL/) }),
+    ]);
   });
 
   it('rejects a source URL that is not a valid URI, which feeds would carry as given', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpUrl, Slug, VisibleText } from './primitives.js';
+import { HttpUrl, Slug, TimeOfDay, VisibleText } from './primitives.js';
 
 export const Address = z.strictObject({
   street_address: z.string().min(1),
@@ -11,8 +11,8 @@ export const Address = z.strictObject({
 
 export const OpeningHours = z.strictObject({
   days: z.string().min(1).meta({ examples: ['Mo-Fr'] }),
-  opens: z.string().regex(/^\d{2}:\d{2}$/),
-  closes: z.string().regex(/^\d{2}:\d{2}$/),
+  opens: TimeOfDay,
+  closes: TimeOfDay,
   note: z.string().nullable(),
 });
 

@@ -23,9 +23,10 @@ const FIRST_INSTANT_MS = Date.parse('0000-01-01T00:00:00Z');
 const LAST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 export const IsoDateTime = z.iso
-  .datetime({ offset: true })
+  .datetime({ offset: true, error: 'must be an RFC 3339 timestamp with its offset from UTC, such as 2025-07-01T12:00:00Z or 2025-07-01T14:00:00+02:00' })
   // 0000-01-01T00:00:00+01:00 is in year -1 in UTC, which the Atom feed then wrote as -000001-12-31T23:00:00Z.
-  .refine((value) => Date.parse(value) >= FIRST_INSTANT_MS && Date.parse(value) <= LAST_INSTANT_MS, { message: 'must fall between 0000-01-01 and 9999-12-31 in UTC' })
+  // A value that is no timestamp at all (NaN) has the format's issue alone.
+  .refine((value) => !(Date.parse(value) < FIRST_INSTANT_MS || Date.parse(value) > LAST_INSTANT_MS), { message: 'must fall between 0000-01-01 and 9999-12-31 in UTC' })
   .meta({ description: 'Timestamp, RFC 3339.' });
 
 /** 26 Crockford base32 characters, without anchors so other patterns can hold one. */
@@ -46,7 +47,7 @@ export const Ulid = z
 const NOT_IN_AN_IRI = /[\s<>"{}|\\^`\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069\uFFF0-\uFFFD\p{Noncharacter_Code_Point}]/u;
 
 export const HttpUrl = z
-  .url({ protocol: /^https?$/ })
+  .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL with a valid host and port, such as https://example.com/page' })
   .refine((value) => !NOT_IN_AN_IRI.test(value), {
     message: 'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `',
   });
@@ -59,6 +60,12 @@ export const HttpUrl = z
 export const VisibleText = z
   .string()
   .regex(/[^\s\p{Cc}\p{Cf}\p{Z}\u115F\u1160\u2800\u3164\uFFA0]/u, 'must contain a visible character, not only white space, control, format or filler characters');
+
+/** A time of day on the 24-hour clock, HH:MM; 24:00 is the end of the day, as ISO 8601 and schema.org allow. */
+export const TimeOfDay = z
+  .string()
+  .regex(/^(?:(?:[01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be a time of day, HH:MM from 00:00 to 23:59 (or 24:00 for the end of the day)')
+  .meta({ examples: ['08:00'] });
 
 /** Lower-case slug used for service, problem, topic and aspect ids. */
 export const Slug = z.string().regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, 'must be a lower-case slug (a-z, 0-9, - or _)');
