@@ -75,7 +75,23 @@ export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
  * invalid (the pointer is not touched); 2 for usage/configuration errors; 3 when NATS is
  * unreachable or the store fails.
  */
-export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, io: PublishCliIo): Promise<number> {
+/**
+ * What a terminal acts on or what reorders a line: C0 controls but tab and line feed (ESC starts a sequence, CR
+ * rewrites the line), DEL, C1 controls (U+009B is CSI to some terminals) and bidirectional formatting characters.
+ */
+const TERMINAL_CONTROL = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/** `line` with each terminal control written as a `\uXXXX` escape. */
+function terminalSafe(line: string): string {
+  return line.replace(TERMINAL_CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The CLI. What it prints quotes the dataset (keys, values, references) and the file's name: written for a
+ * terminal, a key holding `ESC [2J` cleared the screen of whoever checked the file.
+ */
+export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, terminal: PublishCliIo): Promise<number> {
+  const io: PublishCliIo = { out: (line) => terminal.out(terminalSafe(line)), err: (line) => terminal.err(terminalSafe(line)) };
   const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE\n       npm run dataset:publish -- ${CHECK} FILE   (validate only, publish nothing)`;
   const options = args.filter((arg) => arg.startsWith('-') && arg !== '--');
   const files = args.filter((arg) => !arg.startsWith('-'));

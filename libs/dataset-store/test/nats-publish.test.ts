@@ -230,6 +230,18 @@ describe('dataset:publish --check (no NATS)', () => {
     expect(result.err).toEqual([`${join(dir, 'invalid.json')}: invalid dataset, nothing published (1 issue):`, expect.stringMatching(/^ {2}reviews\[0\]\.rating: .* \[too_big\]$/)]);
   });
 
+  // A publisher's audit: an unknown key holding ESC [2J cleared the terminal of whoever checked the file.
+  it('prints what it quotes from the dataset with terminal controls escaped, a key that is not plain quoted', async () => {
+    const hostile = structuredClone(valid) as unknown as { reviews: Array<Record<string, unknown>> };
+    hostile.reviews[0]!['\u001b[2J\u001b[31mevil\u009b\u202e'] = 1;
+    const file = join(dir, 'hostile.json');
+    await writeFile(file, JSON.stringify(hostile));
+    const result = await publish(['--check', file], {});
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err[1]).toBe('  reviews[0]["\\u001b[2J\\u001b[31mevil\\u009b\\u202e"]: Unrecognized key: "\\u001b[2J\\u001b[31mevil\\u009b\\u202e" [unrecognized_keys]');
+    expect(result.err.filter((line) => /\p{Cc}|\u202e/u.test(line))).toEqual([]);
+  });
+
   // Read, /dev/zero grew the CLI to 5.9 GB and a named pipe held it until killed.
   it('refuses a device, a named pipe and a directory before reading them, exit 1', async () => {
     const pipe = join(dir, 'pipe.json');

@@ -39,8 +39,23 @@ function clipped(text: string): string {
   return `${text.slice(0, head)}…(${tail - head} characters left out)…${text.slice(tail)}`;
 }
 
-/** An issue's path as people write it, `reviews[0].rating`; `(root)` for the document itself. One spelling in every log and CLI. */
+/** A key written bare in a path: no white space, controls, format characters (bidi overrides), dots, brackets or quotes. */
+const BARE_KEY = /^[^\s\p{Cc}\p{Cf}.[\]"\\]+$/u;
+/** What a quoted key escapes beyond JSON's own escapes: DEL, the C1 controls (a terminal reads U+009B as CSI) and format characters. */
+const ESCAPED_IN_KEY = /[\u007F-\u009F\p{Cf}]/gu;
+
+/**
+ * An issue's path as people write it, `reviews[0].rating`; `(root)` for the document itself. One spelling in every
+ * log and CLI. A key that is not plain is quoted and escaped, `reviews[0]["x\u001b[2J"]`: keys come from the
+ * dataset, and one holding a terminal's escape sequence cleared the screen of whoever ran the check.
+ */
 export function formatIssuePath(path: readonly (string | number)[]): string {
   if (path.length === 0) return '(root)';
-  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
+  return path
+    .map((key, i) => {
+      if (typeof key === 'number') return `[${key}]`;
+      if (!BARE_KEY.test(key)) return `[${JSON.stringify(key).replace(ESCAPED_IN_KEY, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)}]`;
+      return i === 0 ? key : `.${key}`;
+    })
+    .join('');
 }
