@@ -57,3 +57,22 @@ describe('parseDatasetJson', () => {
     expect(parseDatasetJson(Buffer.from('{"x":1,"x":2}'), { canonical: true })).toEqual({ x: 2 });
   });
 });
+
+// A publisher's audit: 250 MB of `[],` (under the 256 MiB cap) took 7.5 GB to refuse, and killed a checker with a 1 GiB heap.
+describe('parseDatasetJson: values', () => {
+  it('refuses bytes holding more than 10,000,000 values in arrays and objects before parsing them, at the offset the limit was passed', () => {
+    // `{"x":[` (2 counted) then 5,000,000 elements `[],` (2 each, the bracket and the comma): the 10,000,001st
+    // is the bracket of the element at index 4,999,999, at byte 6 + 3 × 4,999,999.
+    const crowded = Buffer.from(`{"x":[${'[],'.repeat(5_000_000)}[]]}`);
+    expect(refusal(crowded)).toEqual({
+      code: 'invalid_json',
+      path: [],
+      message: `holds more than 10,000,000 values in its arrays and objects (the limit was passed at byte offset ${6 + 3 * 4_999_999}); no dataset the store takes holds that many (100,000 reviews are about 3.4 million)`,
+    });
+  });
+
+  it('counts no comma or bracket inside a string, escaped quotes included', () => {
+    const text = `"a\\",[{${',['.repeat(100)}"`;
+    expect(parseDatasetJson(Buffer.from(`{"k":${JSON.stringify(text.repeat(60_000))},"n":[1,2]}`))).toMatchObject({ n: [1, 2] });
+  });
+});
