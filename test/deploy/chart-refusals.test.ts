@@ -212,3 +212,47 @@ describe('NATS credentials', () => {
     expect(config['NATS_URL']).toBeUndefined();
   });
 });
+
+// A platform team's audit: each rendered, then every pod hung at connect or exited at start.
+describe('NATS URLs the pods could not use', () => {
+  it.each([
+    ['tls://nats.example.net:7422', 'nats.url names port 7422, but the NetworkPolicy opens egress to NATS on networkPolicy.natsPort (4222) only: set networkPolicy.natsPort to 7422'],
+    ['nats://a.nats:4222,nats://b.nats:4223', 'nats.url names port 4223'],
+    ['nats://a.nats:4222,tls://b.nats:4222', 'nats.url: the server URLs mix tls:// with other schemes'],
+  ])('refuses %s', async (url, message) => {
+    const result = await template({ nats: { url } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain(message);
+  });
+
+  it.each([
+    [{ nats: { url: 'tls://nats.example.net:7422' }, networkPolicy: { natsPort: 7422 } }],
+    [{ nats: { url: 'tls://nats.example.net:7422' }, networkPolicy: { enabled: false } }],
+    [{ nats: { url: 'nats://a.nats,nats://b.nats:4222/' } }],
+    [{ nats: { url: 'tls://a.nats:4222,TLS://b.nats:4222' } }],
+  ])('renders %j', async (values) => {
+    expect((await template(values)).ok).toBe(true);
+  });
+});
+
+describe('baseUrl', () => {
+  it.each(['https://reviews.example.com?x=1', 'https://reviews.example.com/#top', 'https://user:pw@reviews.example.com'])('refuses %s, as the services do', async (baseUrl) => {
+    const result = await template({ baseUrl });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('baseUrl: Does not match pattern');
+    expect(() => loadConfig({ BASE_URL: baseUrl })).toThrow(ConfigError);
+  });
+});
+
+describe('otel.samplerRatio', () => {
+  // helm --set passes 0.5 as a string: the documented `--set otel.samplerRatio=0.5` was refused.
+  it.each([0.5, '0.5', '.25', '1', 0])('takes %j, as --set and a values file give it', async (samplerRatio) => {
+    const objects = await render({ otel: { enabled: true, endpoint: 'http://otel-collector.monitoring:4318', samplerRatio } });
+    const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'))?.data ?? {};
+    expect(Number(config['OTEL_TRACES_SAMPLER_ARG'])).toBe(Number(samplerRatio));
+  });
+
+  it.each([1.5, '1.5', 'half', ''])('refuses %j', async (samplerRatio) => {
+    expect((await template({ otel: { enabled: true, endpoint: 'http://otel-collector.monitoring:4318', samplerRatio } })).stderr).toContain('otel.samplerRatio');
+  });
+});

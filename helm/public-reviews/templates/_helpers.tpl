@@ -183,6 +183,25 @@ drain) at least 1 s (CLOSE_HOOKS_FLOOR_MS in libs/runtime/src/service.ts). */ -}
 {{- if and (not .Values.nats.existingSecret) (contains "@" .Values.nats.url) -}}
 {{- fail "nats.url holds credentials (user:password@ or token@), which would go into a ConfigMap and helm's output: put the URL in a Secret and name it in nats.existingSecret" -}}
 {{- end -}}
+{{- /* The NetworkPolicy opens one NATS port: a URL on another would hang every pod at connect. A URL from
+nats.existingSecret is not known here. */ -}}
+{{- if not .Values.nats.existingSecret -}}
+{{- $urls := splitList "," .Values.nats.url -}}
+{{- $tls := 0 -}}
+{{- range $urls -}}{{- if hasPrefix "tls://" (lower (trim .)) -}}{{- $tls = add1 $tls -}}{{- end -}}{{- end -}}
+{{- if and (gt $tls 0) (lt $tls (len $urls)) -}}
+{{- fail "nats.url: the server URLs mix tls:// with other schemes; one connection either requires TLS or does not (the services refuse it at start)" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.nats.existingSecret) -}}
+{{- range $url := splitList "," .Values.nats.url -}}
+{{- $hostPort := regexReplaceAll "^[A-Za-z][A-Za-z0-9+.-]*://" (trim $url) "" | trimSuffix "/" -}}
+{{- $port := ternary (regexReplaceAll "^.*:([0-9]+)$" $hostPort "${1}") "4222" (regexMatch ":[0-9]+$" $hostPort) -}}
+{{- if ne (int $port) (int $.Values.networkPolicy.natsPort) -}}
+{{- fail (printf "nats.url names port %s, but the NetworkPolicy opens egress to NATS on networkPolicy.natsPort (%v) only: set networkPolicy.natsPort to %s" $port $.Values.networkPolicy.natsPort $port) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- $t := .Values.nats.tls -}}
 {{- if and $t.existingSecret (ne (empty $t.certKey) (empty $t.keyKey)) -}}
 {{- fail "nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone" -}}

@@ -30,7 +30,11 @@ export const EnvSchema = z
     PORT: Port.default(8080),
     /** Unset: every interface, as a pod needs; 127.0.0.1 keeps a local run to this machine (MCP basic/transports). */
     HOST: z.string().min(1).optional(),
-    BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+    // Every public URL is BASE_URL followed by a path: a query, a fragment or credentials in it broke them all.
+    BASE_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+      .refine((url) => !/[?#]/.test(url) && !/^https?:\/\/[^/]*@/i.test(url), 'must be an origin with an optional path: no user information, query or fragment')
+      .optional(),
     NATS_URL: z.string().min(1).optional(),
     // Files, as the nats CLI names them; read only with NATS_URL set (nats-url.ts).
     NATS_CREDS: z.string().min(1).optional(),

@@ -87,3 +87,14 @@ describe('PORT and METRICS_PORT', () => {
     expect(loadConfig({ PORT: '0', METRICS_PORT: '0' })).toMatchObject({ PORT: 0, METRICS_PORT: 0 });
   });
 });
+
+describe('BASE_URL', () => {
+  it.each(['https://reviews.example.com', 'https://reviews.example.com/', 'http://localhost:8080/reviews'])('takes %j', (url) => {
+    expect(loadConfig({ BASE_URL: url }).BASE_URL).toBe(url.replace(/\/+$/, ''));
+  });
+
+  // A platform team's audit: each rendered and started, and every URL the services build (feeds, Link, topics) was broken.
+  it.each(['https://reviews.example.com?x=1', 'https://reviews.example.com/#top', 'https://user:pw@reviews.example.com', 'https://reviews.example.com?'])('refuses %j, saying what a base URL may hold', (url) => {
+    expect(() => loadConfig({ BASE_URL: url })).toThrow(new ConfigError(['BASE_URL: must be an origin with an optional path: no user information, query or fragment']));
+  });
+});
