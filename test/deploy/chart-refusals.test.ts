@@ -256,3 +256,30 @@ describe('otel.samplerRatio', () => {
     expect((await template({ otel: { enabled: true, endpoint: 'http://otel-collector.monitoring:4318', samplerRatio } })).stderr).toContain('otel.samplerRatio');
   });
 });
+
+describe('names the API server refuses', () => {
+  it.each(['https://Reviews.Example.com', 'https://10.1.2.3', 'https://[2001:db8::1]'])('refuses baseUrl %s as the Ingress host, naming ingress.hosts', async (baseUrl) => {
+    const result = await template({ baseUrl });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('is no lower-case DNS name');
+    expect(result.stderr).toContain('ingress.hosts');
+  });
+
+  it('takes such a baseUrl with ingress.hosts set, or without an Ingress', async () => {
+    expect((await template({ baseUrl: 'https://10.1.2.3', ingress: { hosts: ['reviews.example.com'] } })).ok).toBe(true);
+    expect((await template({ baseUrl: 'https://10.1.2.3', ingress: { enabled: false } })).ok).toBe(true);
+  });
+
+  it('names the objects of a release with dots in its name with hyphens (a Service name takes no dot)', async () => {
+    const file = join(dir, `values-${++renders}.yaml`);
+    writeFileSync(file, stringify({ baseUrl: 'https://reviews.example.com' }));
+    const result = await helm(helmBin, ['template', 'reviews.prod', chartDir, '--kube-version', KUBE_VERSION, '-f', file]);
+    const names = parseManifests(result.stdout, 'dotted release').map((o) => o.metadata.name);
+    expect(names).toContain('reviews-prod-public-reviews-read-api');
+    expect(names.filter((name) => name.includes('.'))).toEqual([]);
+  });
+
+  it.each([{ nameOverride: 'Reviews' }, { fullnameOverride: 'reviews.prod' }])('refuses %j', async (values) => {
+    expect((await template(values)).stderr).toContain('Does not match pattern');
+  });
+});

@@ -9,10 +9,12 @@
 {{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
-{{- if contains $name .Release.Name -}}
-{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- /* Helm takes a release name with dots; a Service name (RFC 1035 label) takes none. */ -}}
+{{- $release := .Release.Name | replace "." "-" -}}
+{{- if contains $name $release -}}
+{{- $release | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- printf "%s-%s" $release $name | trunc 40 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
