@@ -283,3 +283,22 @@ describe('names the API server refuses', () => {
     expect((await template(values)).stderr).toContain('Does not match pattern');
   });
 });
+
+describe('OTLP egress', () => {
+  /** The ports the release's default NetworkPolicy opens to the OTLP collector for this endpoint. */
+  async function otlpPorts(endpoint: string): Promise<number[]> {
+    const objects = await render({ otel: { enabled: true, endpoint } });
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name.endsWith('-default'));
+    const egress = (policy?.spec as { egress: { to?: unknown[]; ports: { port: number }[] }[] }).egress;
+    return (egress[2]?.ports ?? []).map((p) => p.port);
+  }
+
+  // A platform team's audit: a collector behind https on 443 was blocked, and tracing went silent.
+  it.each([
+    ['http://otel-collector.monitoring:4318', [4317, 4318]],
+    ['https://otlp.example.com', [4317, 4318, 443]],
+    ['http://collector:9999', [4317, 4318, 9999]],
+  ])('opens the port %s names as well as 4317 and 4318', async (endpoint, ports) => {
+    expect(await otlpPorts(endpoint)).toEqual(ports);
+  });
+});
