@@ -45,6 +45,20 @@ describe('values.schema.json', () => {
     expect(validate.errors).toContainEqual(expect.objectContaining({ instancePath: '/services/mcpGateway/replicaCount', keyword: 'type' }));
   });
 
+  // A platform team's audit: each rendered, and the pods could not pull what it named.
+  it.each([
+    [{ registry: 'registry.example.com/' }, false],
+    [{ repository: 'public-reviews:1.0.0' }, false],
+    [{ repository: 'Public-Reviews' }, false],
+    [{ tag: '1.0 beta' }, false],
+    [{ tag: `1${'0'.repeat(128)}` }, false],
+    [{ registry: 'registry.example.com:5000/team' }, true],
+    [{ repository: 'acme/public__reviews--svc' }, true],
+    [{ tag: '1.2.3-rc.1_build' }, true],
+  ])('judges the image reference part %j by what a registry takes', (image, valid) => {
+    expect(validate(merge(defaults, { image }))).toBe(valid);
+  });
+
   it('rejects an image tagged latest', () => {
     expect(validate(merge(defaults, { image: { tag: 'latest' } }))).toBe(false);
   });
