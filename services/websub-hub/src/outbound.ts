@@ -1,4 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { Resolver } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
@@ -21,6 +22,8 @@ export interface OutboundOptions {
   readonly connectionsPerOrigin?: number;
   /** Extra trusted CA certificates (PEM) on top of the system store and NODE_EXTRA_CA_CERTS. */
   readonly tls?: { readonly ca?: string | readonly string[] };
+  /** Tests only: the resolver of callback host names, asking the test's own DNS server. */
+  readonly resolver?: Resolver;
 }
 
 export interface OutboundTimeouts {
@@ -83,18 +86,52 @@ class BlockedDestinationError extends Error {
   }
 }
 
-/** Resolve like the OS does, but refuse the whole name if ANY of its addresses is not public. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const refused = addresses.find((a) => !isPublicAddress(a.address));
-    if (refused) return callback(new BlockedDestinationError(refused.address), '', 0);
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0];
-    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-    return callback(null, first.address, first.family);
-  });
-};
+/**
+ * How long one DNS query of a callback host waits for an answer, and how often it is asked: together under the
+ * connect timeout, so a name that never resolves fails as the connection would.
+ */
+const DNS_QUERY_TIMEOUT_MS = 1_500;
+const DNS_QUERY_TRIES = 2;
+const LOCALHOST = /(^|\.)localhost\.?$/i;
+
+/**
+ * Resolves callback host names with DNS queries (c-ares), on the event loop, each with its own timeout. The OS
+ * resolver (getaddrinfo, dns.lookup) ran on libuv's thread pool, two at a time, and could not be cancelled: an
+ * attacker's subscriptions to names whose DNS never answers (1 a second, within the rate limits) queued every
+ * later lookup behind 10 s each, so real subscribers' verifications and deliveries timed out, and after three
+ * such failures their subscriptions were removed. A query asks for the name as given, without the search
+ * domains of resolv.conf, and /etc/hosts is not read: callbacks are public names.
+ */
+async function resolvedAddresses(resolver: Resolver, hostname: string): Promise<LookupAddress[]> {
+  // RFC 6761 §6.3: localhost names are loopback, whatever a DNS server says of them.
+  if (LOCALHOST.test(hostname)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+  const addresses: LookupAddress[] = [
+    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+  if (addresses.length > 0) return addresses;
+  // Neither family answered: the IPv4 query says why (ENOTFOUND, ETIMEOUT…), as the usual one.
+  throw v4.status === 'rejected' ? v4.reason : Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+}
+
+/** Resolves `hostname`, but refuses the whole name if ANY of its addresses is not public. */
+function publicOnlyLookup(resolver: Resolver): LookupFunction {
+  return (hostname, options, callback) => {
+    resolvedAddresses(resolver, hostname).then(
+      (resolved) => {
+        const refused = resolved.find((a) => !isPublicAddress(a.address));
+        if (refused) return callback(new BlockedDestinationError(refused.address), '', 0);
+        const addresses = options.family === 4 || options.family === 6 ? resolved.filter((a) => a.family === options.family) : resolved;
+        if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+        const first = addresses[0];
+        if (!first) return callback(Object.assign(new Error(`no IPv${options.family} address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+        return callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    );
+  };
+}
 
 export function createOutboundClient(options: OutboundOptions): OutboundClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -104,7 +141,7 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
   const connectTls = buildConnector({
     timeout: timeouts.connectMs,
     ...(ca ? { ca } : {}),
-    ...(options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }),
+    ...(options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup(options.resolver ?? new Resolver({ timeout: DNS_QUERY_TIMEOUT_MS, tries: DNS_QUERY_TRIES })) }),
   });
   const connect: buildConnector.connector = (opts, callback) => {
     const literal = ipLiteral(opts.hostname);

@@ -1,3 +1,5 @@
+import { createSocket } from 'node:dgram';
+import { Resolver } from 'node:dns/promises';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { isPublicAddress } from '../src/address-policy.js';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
@@ -154,5 +156,60 @@ describe('outbound client (real HTTPS on loopback)', () => {
     expect(result).toMatchObject({ ok: false, reason: 'timeout' });
     expect(Date.now() - started).toBeLessThan(3000);
     server.releaseHanging();
+  });
+});
+
+/** A DNS server on loopback: answers A queries for the names in `answers`, an empty NOERROR for their AAAA, and never answers any other name. */
+async function dnsServer(answers: Record<string, string>): Promise<{ address: string; queries: string[]; close: () => void }> {
+  const socket = createSocket('udp4');
+  const queries: string[] = [];
+  socket.on('message', (query, peer) => {
+    // The header (12 bytes), then the question: length-prefixed labels up to a zero byte, its type and class.
+    const labels: string[] = [];
+    let at = 12;
+    while (query[at] !== 0) {
+      const length = query[at]!;
+      labels.push(query.subarray(at + 1, at + 1 + length).toString());
+      at += length + 1;
+    }
+    const name = labels.join('.').toLowerCase();
+    queries.push(name);
+    const address = answers[name];
+    if (address === undefined) return;
+    const isA = query.readUInt16BE(at + 1) === 1;
+    const answer = isA ? Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]) : Buffer.alloc(0);
+    const header = Buffer.from(query.subarray(0, 12));
+    header.writeUInt16BE(0x8180, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(isA ? 1 : 0, 6);
+    header.writeUInt32BE(0, 8);
+    socket.send(Buffer.concat([header, query.subarray(12, at + 5), answer]), peer.port, peer.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { address: `127.0.0.1:${socket.address().port}`, queries, close: () => socket.close() };
+}
+
+// An attacker's audit: subscriptions to names whose DNS never answers (1 a second) queued every later lookup on
+// libuv's thread pool, two at a time, 10 s each; real subscribers' verifications and deliveries timed out.
+describe('callback host names', () => {
+  it('resolves each name on its own: names whose DNS never answers hold up no other, and fail as timeouts', async () => {
+    const dns = await dnsServer({ 'known.test': '127.0.0.1' });
+    const resolver = new Resolver({ timeout: 500, tries: 2 });
+    resolver.setServers([dns.address]);
+    const client = createOutboundClient({ allowPrivateAddresses: false, userAgent: 'test', resolver });
+    try {
+      const started = performance.now();
+      const silent = Array.from({ length: 40 }, (_, n) => client.send({ method: 'GET', url: `https://silent-${n}.test/cb`, keepBodyBytes: 0 }));
+      // Answered at once, however many lookups wait: its address is loopback, so it is refused before any connection.
+      expect(await client.send({ method: 'GET', url: 'https://known.test/cb', keepBodyBytes: 0 })).toMatchObject({ ok: false, reason: 'blocked' });
+      expect(performance.now() - started).toBeLessThan(400);
+      for (const result of await Promise.all(silent)) expect(result).toMatchObject({ ok: false, reason: 'timeout' });
+      // Asked as given, no search domain appended.
+      expect(new Set(dns.queries)).toContain('silent-39.test');
+      expect(dns.queries.every((name) => name.endsWith('.test'))).toBe(true);
+    } finally {
+      await client.close();
+      dns.close();
+    }
   });
 });
