@@ -135,6 +135,8 @@ describe('synchronous refusals never reach the callback', () => {
     ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
     ['callback with a fragment', () => ({ ...valid('r9'), 'hub.callback': `${subscriber.url('r9')}#frag` }), /fragment/],
     ['callback over 2048 characters', () => ({ ...valid('r10'), 'hub.callback': `${subscriber.url('r10')}?pad=${'a'.repeat(2048)}` }), /2048/],
+    // An attacker's audit: under 2048 as sent, six times that as the hub stores and requests it.
+    ['callback over 2048 characters once percent-encoded', () => ({ ...valid('r25'), 'hub.callback': `${subscriber.url('r25')}?pad=${'😀'.repeat(1000)}` }), /^hub\.callback: must be at most 2048 characters once percent-encoded/],
     ['relative callback', () => ({ ...valid('r11'), 'hub.callback': '/cb/r11' }), /absolute/],
     ['lease 0', () => ({ ...valid('r12'), 'hub.lease_seconds': '0' }), /positive integer/],
     ['negative lease', () => ({ ...valid('r13'), 'hub.lease_seconds': '-5' }), /positive integer/],

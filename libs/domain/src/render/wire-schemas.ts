@@ -63,7 +63,7 @@ export function webSubHubRequest(urls: PublicUrls) {
         .meta({
           pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
           description:
-            'HTTPS URL of the subscriber: no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
+            'HTTPS URL of the subscriber, at most 2048 characters also once percent-encoded (each byte of a non-ASCII character counts as three): no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
         }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
       'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port).' }),
