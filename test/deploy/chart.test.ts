@@ -373,6 +373,14 @@ describe('value sets', () => {
     expect([config?.data?.WEBSUB_LEASE_MAX_SECONDS, config?.data?.WEBSUB_MAX_SUBSCRIPTIONS]).toEqual(['2592000', '1000000']);
   });
 
+  // A platform team's audit: without it, pointing mcp.session.existingSecret at the generated Secret deleted
+  // the key it read on that very upgrade, and an uninstall lost the key every client's session is signed with.
+  it('keeps the generated MCP session Secret when the chart stops rendering it', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com']);
+    const [secret] = ofKind(parseManifests(result.stdout, 'generated session Secret'), 'Secret');
+    expect(secret?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+  });
+
   it('reuses an existing MCP session Secret instead of generating one', async () => {
     const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'mcp.session.existingSecret=mine', '--set', 'mcp.session.existingSecretKey=key']);
     const objects = parseManifests(result.stdout, 'existingSecret');
