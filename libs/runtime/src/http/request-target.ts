@@ -61,15 +61,13 @@ const SLASH = 47;
 const COLON = 58;
 const LOWER_CASE_BIT = 0x20;
 
-/** A `%` not followed by two hex digits, which no URI holds (RFC 3986 §2.1). */
-const MALFORMED_ESCAPE_AT = /%(?![0-9A-Fa-f]{2})/;
-
 /**
  * A path's normal form (RFC 3986 §6.2.2): unreserved characters decoded, so `/reviews%2Ejson` is
  * `/reviews.json`, and the other escapes in upper case.
  */
 function normalizePath(path: string): string | null {
-  if (MALFORMED_ESCAPE_AT.test(path)) return null;
+  // A `%` not followed by two hex digits is not a URI (RFC 3986 §2.1).
+  if (/%(?![0-9A-Fa-f]{2})/.test(path)) return null;
   return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
 }
 
@@ -77,18 +75,6 @@ const INVALID_AUTHORITY = new TargetRefusal('The request target is an absolute U
 const UNENCODED_CHARACTER = new TargetRefusal('The request target holds a character that must be percent-encoded (RFC 3986 §2): a control character, space, ", <, > or, in the path, \\, ^, `, { or }.');
 const MALFORMED_ESCAPE = 'has a "%" that is not followed by two hexadecimal digits';
 const NOT_UTF8 = 'is not valid UTF-8 once percent-decoded';
-
-/** What is wrong with the escapes of one `name=value` pair of a query, or null. */
-function pairEscapeProblem(pair: string): string | null {
-  if (MALFORMED_ESCAPE_AT.test(pair)) return MALFORMED_ESCAPE;
-  try {
-    // It refuses exactly what RFC 3629 refuses, as queryEscapeProblem does.
-    decodeURIComponent(pair);
-    return null;
-  } catch {
-    return NOT_UTF8;
-  }
-}
 
 /** The name of a query pair, decoded when it can be, else as sent. */
 function parameterName(pair: string): string {
@@ -102,15 +88,15 @@ function parameterName(pair: string): string {
 }
 
 /**
- * The refusal of a query whose escape at `at` is bad (the first found), naming every parameter whose escapes are
- * bad, so a client learns all the values to fix at once. Only for refused targets: served ones never get here.
+ * The refusal of a query whose escapes are bad (`problem`, the first found), naming every parameter whose escapes
+ * are bad, so a client learns all the values to fix at once. Only for refused targets: served ones never get here.
  */
-function queryRefusal(target: string, queryStart: number, at: number, problem: string): TargetRefusal {
+function queryRefusal(target: string, queryStart: number, problem: string): TargetRefusal {
   const issues: Issue[] = [];
   const named = new Set<string>();
   let pairStart = queryStart;
   for (const pair of target.slice(queryStart).split('&')) {
-    const pairProblem = at >= pairStart && at < pairStart + pair.length ? problem : pairEscapeProblem(pair);
+    const pairProblem = escapeProblem(target, pairStart, pairStart + pair.length);
     pairStart += pair.length + 1;
     const name = parameterName(pair);
     if (pairProblem === null || named.has(name)) continue;
@@ -129,23 +115,23 @@ export function hexValue(code: number | undefined): number {
 }
 
 /**
- * Why the escapes of a query are refused, or null: each `%` needs two hex digits (RFC 3986 §2.1),
- * and the bytes they spell must be UTF-8 (RFC 3629 §4: no overlong forms, surrogates or code points
- * past U+10FFFF), which every parameter is decoded as. A multi-byte character is written as
- * consecutive escapes. Walks from `%` to `%` of the query only, allocating nothing.
+ * What is wrong with the escapes of `target` from `from` to `end`, or null: each `%` needs two hex digits
+ * (RFC 3986 §2.1), and the bytes they spell must be UTF-8 (RFC 3629 §4: no overlong forms, surrogates or code
+ * points past U+10FFFF), which every parameter is decoded as. A multi-byte character is written as consecutive
+ * escapes. Walks from `%` to `%` only, allocating nothing. An escape cut short at `end` meets the `&` there.
  */
-function queryEscapeProblem(target: string, queryStart: number, from: number): TargetRefusal | null {
+function escapeProblem(target: string, from: number, end: number): string | null {
   let pending = 0; // continuation bytes still owed by the current character
   let low = 0x80;
   let high = 0xbf;
   let next = -1; // where the owed continuation escape must start
-  for (let at = target.indexOf('%', from); at !== -1; at = target.indexOf('%', at + 3)) {
+  for (let at = target.indexOf('%', from); at !== -1 && at < end; at = target.indexOf('%', at + 3)) {
     const upper = hexValue(target.charCodeAt(at + 1));
     const lower = hexValue(target.charCodeAt(at + 2));
-    if (upper === -1 || lower === -1) return queryRefusal(target, queryStart, at, MALFORMED_ESCAPE);
+    if (upper === -1 || lower === -1) return MALFORMED_ESCAPE;
     const byte = upper * 16 + lower;
     if (pending > 0) {
-      if (at !== next || byte < low || byte > high) return queryRefusal(target, queryStart, at, NOT_UTF8);
+      if (at !== next || byte < low || byte > high) return NOT_UTF8;
       pending--;
       low = 0x80;
       high = 0xbf;
@@ -160,11 +146,17 @@ function queryEscapeProblem(target: string, queryStart: number, from: number): T
       if (byte === 0xf0) low = 0x90;
       else if (byte === 0xf4) high = 0x8f;
     } else if (byte >= 0x80) {
-      return queryRefusal(target, queryStart, at, NOT_UTF8);
+      return NOT_UTF8;
     }
     next = at + 3;
   }
-  return pending > 0 ? queryRefusal(target, queryStart, next - 3, NOT_UTF8) : null;
+  return pending > 0 ? NOT_UTF8 : null;
+}
+
+/** The refusal of a query (starting at `queryStart`) whose escapes from `from` on are bad, or null. */
+function queryEscapeProblem(target: string, queryStart: number, from: number): TargetRefusal | null {
+  const problem = escapeProblem(target, from, target.length);
+  return problem === null ? null : queryRefusal(target, queryStart, problem);
 }
 
 /**
