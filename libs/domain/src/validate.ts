@@ -109,7 +109,8 @@ function partsOf(raw: unknown): DatasetParts {
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON object: not null, not an array. */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const recordOrEmpty = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 
 /** The schema's output for `raw`, parsing only the reviews and analyses `before` has not seen; null if anything does not parse. */

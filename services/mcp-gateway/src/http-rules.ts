@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
 import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { JSON_CONTENT_TYPE } from '@reviews/domain';
+import { isRecord, JSON_CONTENT_TYPE } from '@reviews/domain';
 import { closeAfterLingering, weightedElements, type Logger } from '@reviews/runtime';
 
 // The transport rules of POST /mcp that both the SDK path (express) and the tools/call fast path apply:
@@ -186,8 +186,9 @@ export function parseMessage(value: unknown): JSONRPCMessage | null {
   return parsed.success ? withoutTaskAugmentation(parsed.data) : null;
 }
 
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON-RPC id this server can answer with as it came: a string, or an integer JSON parsers keep exactly (RFC 8259 §6). */
+function isRequestId(id: unknown): id is RequestId {
+  return typeof id === 'string' || Number.isSafeInteger(id);
 }
 
 /**
@@ -197,44 +198,40 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
  * one of the client's, so a refused response gets null.
  */
 export function refusedRequestId(value: unknown): RequestId | null {
-  if (!isJsonObject(value) || !Object.hasOwn(value, 'method')) return null;
-  const id = value.id;
-  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as RequestId) : null;
+  if (!isRecord(value) || !Object.hasOwn(value, 'method')) return null;
+  return isRequestId(value.id) ? value.id : null;
 }
 
 /** Why a value parseMessage refused is no JSON-RPC message, naming the member at fault where one is. */
 export function invalidMessageReason(value: unknown): string {
-  if (!isJsonObject(value)) return 'a JSON-RPC message is a JSON object';
+  if (!isRecord(value)) return 'a JSON-RPC message is a JSON object';
   if (value.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"';
-  if (Object.hasOwn(value, 'id') && !(typeof value.id === 'string' || Number.isSafeInteger(value.id))) {
-    // Integers beyond 2^53 - 1 lose digits in JSON parsers (RFC 8259 §6): an answer could not carry the same id back.
+  if (Object.hasOwn(value, 'id') && !isRequestId(value.id)) {
     return '"id" must be a string or an integer from -(2^53 - 1) to 2^53 - 1';
   }
   const isResponse = Object.hasOwn(value, 'result') || Object.hasOwn(value, 'error');
   if (Object.hasOwn(value, 'method')) {
     if (isResponse) return 'a message holds "method" (a request or notification) or "result" or "error" (a response), never both';
     if (typeof value.method !== 'string') return '"method" must be a string';
-    if (Object.hasOwn(value, 'params') && !isJsonObject(value.params)) return '"params" must be an object: MCP passes parameters by name';
+    if (Object.hasOwn(value, 'params') && !isRecord(value.params)) return '"params" must be an object: MCP passes parameters by name';
   } else if (!isResponse) {
     return 'a message needs "method" (a request or notification), or "result" or "error" (a response)';
   } else if (!Object.hasOwn(value, 'id')) {
     return 'a response needs the "id" of the request it answers';
   } else if (Object.hasOwn(value, 'result') && Object.hasOwn(value, 'error')) {
     return 'a response holds "result" or "error", never both';
-  } else if (Object.hasOwn(value, 'result') && !isJsonObject(value.result)) {
+  } else if (Object.hasOwn(value, 'result') && !isRecord(value.result)) {
     return '"result" must be an object';
-  } else if (Object.hasOwn(value, 'error') && !(isJsonObject(value.error) && Number.isSafeInteger(value.error.code) && typeof value.error.message === 'string')) {
+  } else if (Object.hasOwn(value, 'error') && !(isRecord(value.error) && Number.isSafeInteger(value.error.code) && typeof value.error.message === 'string')) {
     return '"error" must be an object with an integer "code" and a string "message"';
   }
   return 'not a JSON-RPC 2.0 request, notification or response';
 }
 
 function withJsonRpcMembersOnly(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const members = value as Record<string, unknown>;
-  if (Object.keys(members).every((key) => JSON_RPC_MEMBERS.includes(key))) return value;
+  if (!isRecord(value) || Object.keys(value).every((key) => JSON_RPC_MEMBERS.includes(key))) return value;
   const kept: Record<string, unknown> = {};
-  for (const key of JSON_RPC_MEMBERS) if (Object.hasOwn(members, key)) kept[key] = members[key];
+  for (const key of JSON_RPC_MEMBERS) if (Object.hasOwn(value, key)) kept[key] = value[key];
   return kept;
 }
 
