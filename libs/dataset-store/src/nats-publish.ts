@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, validateDataset, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
@@ -69,29 +69,22 @@ export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
 }
 
 /**
- * `NATS_URL=… npm run dataset:publish -- [--if-empty] FILE`: validate, derive and publish. With
- * `--if-empty` (the chart's seed Job) the store is left alone when it already holds a dataset. Exit 0
- * when published, already current or left alone; 1 with every issue printed when the dataset is
- * invalid (the pointer is not touched); 2 for usage/configuration errors; 3 when NATS is
- * unreachable or the store fails.
- */
-/**
  * What a terminal acts on or what reorders a line: C0 controls but tab and line feed (ESC starts a sequence, CR
  * rewrites the line), DEL, C1 controls (U+009B is CSI to some terminals) and bidirectional formatting characters.
  */
 const TERMINAL_CONTROL = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
 
-/** `line` with each terminal control written as a `\uXXXX` escape. */
-function terminalSafe(line: string): string {
-  return line.replace(TERMINAL_CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 /**
- * The CLI. What it prints quotes the dataset (keys, values, references) and the file's name: written for a
- * terminal, a key holding `ESC [2J` cleared the screen of whoever checked the file.
+ * `NATS_URL=… npm run dataset:publish -- [--if-empty] FILE`: validate, derive and publish. With
+ * `--if-empty` (the chart's seed Job) the store is left alone when it already holds a dataset. Exit 0
+ * when published, already current or left alone; 1 with every issue printed when the dataset is
+ * invalid (the pointer is not touched); 2 for usage/configuration errors; 3 when NATS is
+ * unreachable or the store fails. What it prints quotes the dataset (keys, values, references) and the file's
+ * name, with TERMINAL_CONTROL escaped: a key holding `ESC [2J` cleared the screen of whoever checked the file.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, terminal: PublishCliIo): Promise<number> {
-  const io: PublishCliIo = { out: (line) => terminal.out(terminalSafe(line)), err: (line) => terminal.err(terminalSafe(line)) };
+  const safe = (line: string) => withUnicodeEscapes(line, TERMINAL_CONTROL);
+  const io: PublishCliIo = { out: (line) => terminal.out(safe(line)), err: (line) => terminal.err(safe(line)) };
   const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE\n       npm run dataset:publish -- ${CHECK} FILE   (validate only, publish nothing)`;
   const options = args.filter((arg) => arg.startsWith('-') && arg !== '--');
   const files = args.filter((arg) => !arg.startsWith('-'));

@@ -3,7 +3,7 @@ export * from './taxonomy.js';
 export * from './urls.js';
 export * from './representation.js';
 export * from './validate.js';
-export { customIssue, formatIssuePath } from './issues.js';
+export { customIssue, formatIssuePath, withUnicodeEscapes } from './issues.js';
 export * from './snapshot.js';
 export * from './search/engine.js';
 export { foldForSearch } from './search/fold.js';

@@ -39,6 +39,11 @@ function clipped(text: string): string {
   return `${text.slice(0, head)}…(${tail - head} characters left out)…${text.slice(tail)}`;
 }
 
+/** `text` with each character the global `pattern` matches written as a `\uXXXX` escape, as JSON writes one. */
+export function withUnicodeEscapes(text: string, pattern: RegExp): string {
+  return text.replace(pattern, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** A key written bare in a path: no white space, controls, format characters (bidi overrides), dots, brackets or quotes. */
 const BARE_KEY = /^[^\s\p{Cc}\p{Cf}.[\]"\\]+$/u;
 /** What a quoted key escapes beyond JSON's own escapes: DEL, the C1 controls (a terminal reads U+009B as CSI) and format characters. */
@@ -54,7 +59,7 @@ export function formatIssuePath(path: readonly (string | number)[]): string {
   return path
     .map((key, i) => {
       if (typeof key === 'number') return `[${key}]`;
-      if (!BARE_KEY.test(key)) return `[${JSON.stringify(key).replace(ESCAPED_IN_KEY, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)}]`;
+      if (!BARE_KEY.test(key)) return `[${withUnicodeEscapes(JSON.stringify(key), ESCAPED_IN_KEY)}]`;
       return i === 0 ? key : `.${key}`;
     })
     .join('');
