@@ -112,7 +112,11 @@ async function resolvedAddresses(resolver: Resolver, hostname: string): Promise<
   ];
   if (addresses.length > 0) return addresses;
   // Neither family answered: the IPv4 query says why (ENOTFOUND, ETIMEOUT…), as the usual one.
-  throw v4.status === 'rejected' ? v4.reason : Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+  throw v4.status === 'rejected' ? v4.reason : noAddress(`no address for ${hostname}`);
+}
+
+function noAddress(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ENOTFOUND' });
 }
 
 /** Resolves `hostname`, but refuses the whole name if ANY of its addresses is not public. */
@@ -125,7 +129,7 @@ function publicOnlyLookup(resolver: Resolver): LookupFunction {
         const addresses = options.family === 4 || options.family === 6 ? resolved.filter((a) => a.family === options.family) : resolved;
         if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
         const first = addresses[0];
-        if (!first) return callback(Object.assign(new Error(`no IPv${options.family} address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+        if (!first) return callback(noAddress(`no IPv${options.family} address for ${hostname}`), '', 0);
         return callback(null, first.address, first.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),
