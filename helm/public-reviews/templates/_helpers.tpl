@@ -194,13 +194,13 @@ nats.existingSecret is not known here. */ -}}
 {{- if and (gt $tls 0) (lt $tls (len $urls)) -}}
 {{- fail "nats.url: the server URLs mix tls:// with other schemes; one connection either requires TLS or does not (the services refuse it at start)" -}}
 {{- end -}}
-{{- end -}}
-{{- if and .Values.networkPolicy.enabled (not .Values.nats.existingSecret) -}}
-{{- range $url := splitList "," .Values.nats.url -}}
-{{- $hostPort := regexReplaceAll "^[A-Za-z][A-Za-z0-9+.-]*://" (trim $url) "" | trimSuffix "/" -}}
-{{- $port := ternary (regexReplaceAll "^.*:([0-9]+)$" $hostPort "${1}") "4222" (regexMatch ":[0-9]+$" $hostPort) -}}
+{{- if .Values.networkPolicy.enabled -}}
+{{- range $url := $urls -}}
+{{- $authority := regexReplaceAll "^[A-Za-z][A-Za-z0-9+.-]*://" (trim $url) "" | trimSuffix "/" -}}
+{{- $port := include "public-reviews.portOf" (dict "authority" $authority "default" "4222") -}}
 {{- if ne (int $port) (int $.Values.networkPolicy.natsPort) -}}
 {{- fail (printf "nats.url names port %s, but the NetworkPolicy opens egress to NATS on networkPolicy.natsPort (%v) only: set networkPolicy.natsPort to %s" $port $.Values.networkPolicy.natsPort $port) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -257,5 +257,17 @@ nats.existingSecret is not known here. */ -}}
 {{- if not (has .name $names) -}}
 {{- fail (printf "%s.extraVolumeMounts: volume %q is not defined in %s.extraVolumes" $.path .name $.path) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The port a URL's authority (host[:port]) names, else `default` (the scheme's, or the protocol's).
+Usage: include "public-reviews.portOf" (dict "authority" "nats.nats:4222" "default" "4222")
+*/}}
+{{- define "public-reviews.portOf" -}}
+{{- if regexMatch ":[0-9]+$" .authority -}}
+{{- regexReplaceAll "^.*:([0-9]+)$" .authority "${1}" -}}
+{{- else -}}
+{{- .default -}}
 {{- end -}}
 {{- end -}}
