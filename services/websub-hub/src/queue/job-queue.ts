@@ -19,7 +19,8 @@ export type JobHandler = (job: DeliveryJob) => Promise<JobOutcome>;
 /**
  * Delivery work shared by whoever runs the hub: an in-process queue in standalone, a JetStream
  * work queue with one durable consumer shared by all replicas otherwise. Each job runs once
- * (at least once across crashes); `retryInMs` puts it back after a delay.
+ * (at least once across crashes); `retryInMs` puts it back after a delay, and so does a handler
+ * that throws (CRASHED_JOB_RETRY_MS).
  */
 export interface JobQueue {
   /**
@@ -36,6 +37,12 @@ export interface JobQueue {
   stopTaking(): void;
   close(): Promise<void>;
 }
+
+/**
+ * A job whose handler threw (a bug, or a store write that failed) runs again after this, on every
+ * queue: a notification is not lost to one failure, and a bug does not spin.
+ */
+export const CRASHED_JOB_RETRY_MS = 5_000;
 
 /** Dedupe id of a job: one notification per subscription per announced change. */
 export function jobId(job: DeliveryJob): string {

@@ -1,11 +1,11 @@
 import type { Logger } from '@reviews/runtime';
-import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
+import { CRASHED_JOB_RETRY_MS, jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
 
 /**
  * The standalone job queue: one pending job per subscription. A newer change replaces a job that
  * is waiting for its retry delay (the retry then sends the newest content instead of queueing a
  * second notification); at most `concurrency` jobs run at once. Close drops the jobs not running
- * yet and a crash loses all of them: the next hub to start queues again, from the store, every
+ * yet and a crash of the process loses all of them: the next hub to start queues again, from the store, every
  * notification not acknowledged (resumeUndelivered).
  */
 export function createMemoryJobQueue(options: { concurrency: number; logger: Logger }): JobQueue {
@@ -55,13 +55,16 @@ export function createMemoryJobQueue(options: { concurrency: number; logger: Log
   };
 
   const execute = async (job: DeliveryJob): Promise<void> => {
+    let retryInMs: number | null;
     try {
       const outcome = await (handler as JobHandler)(job);
-      // A newer job for the same subscription, queued meanwhile, supersedes this retry.
-      if ('retryInMs' in outcome && !closed && !pending.has(job.subscriptionKey)) schedule(job, outcome.retryInMs);
+      retryInMs = 'retryInMs' in outcome ? outcome.retryInMs : null;
     } catch (error) {
-      options.logger.error({ err: error, subscription: job.subscriptionKey }, 'delivery job crashed; dropped');
+      options.logger.error({ err: error, subscription: job.subscriptionKey }, 'delivery job crashed; retried later');
+      retryInMs = CRASHED_JOB_RETRY_MS;
     }
+    // A newer job for the same subscription, queued meanwhile, supersedes this retry.
+    if (retryInMs !== null && !closed && !pending.has(job.subscriptionKey)) schedule(job, retryInMs);
   };
 
   const stopTaking = (): void => {

@@ -11,7 +11,7 @@ import {
 import type { Logger } from '@reviews/runtime';
 import { notFound, remakingWhenGone } from '../jetstream-loss.js';
 import { outageLog } from '../outage-log.js';
-import { jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
+import { CRASHED_JOB_RETRY_MS, jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
 
 export const DELIVERY_STREAM = 'WEBSUB_DELIVERIES';
 export const DELIVERY_SUBJECT = 'websub.deliveries';
@@ -20,8 +20,6 @@ export const DELIVERY_CONSUMER = 'websub-hub-delivery';
 /** Replicas enqueue the same change concurrently; Nats-Msg-Id dedupe within this window makes it once. */
 const DUPLICATE_WINDOW_MS = 10 * 60_000;
 const JOB_MAX_AGE_MS = 7 * 24 * 3600_000;
-/** A crashed handler's job comes back after this; a bug must not spin. */
-const CRASH_RETRY_MS = 5_000;
 /**
  * Jobs are pulled in bounded batches (fetch), not with a standing pull: a stopping replica keeps
  * its subscription until its last request ends, so every job the server hands it is either run or
@@ -89,7 +87,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
       else m.ack();
     } catch (error) {
       logger.error({ err: error }, 'delivery job crashed; retried later');
-      m.nak(CRASH_RETRY_MS);
+      m.nak(CRASHED_JOB_RETRY_MS);
     } finally {
       clearInterval(keepAlive);
     }
