@@ -30,6 +30,13 @@ const RETRY_DELAY_MS = 1_000;
 const RECONNECT_WAIT_MS = 1_000;
 /** While the watch keeps failing, one warning per this many attempts (about a minute). */
 const WATCH_WARN_EVERY = 60;
+/**
+ * How often the pointer is read beside the watch. A watch outlives its bucket: deleted by hand and
+ * made again by the next publish, the bucket's revisions restart at 1 while the watch resumes after
+ * the old bucket's last sequence, so it shows nothing until the new bucket passes it. One read per
+ * interval finds the pointer the watch did not give, and the watch is restarted.
+ */
+const POINTER_CHECK_MS = 10_000;
 
 /**
  * An object read that has not finished by then is given up and retried like any NATS trouble: a server
@@ -53,10 +60,11 @@ export class NatsDatasetSource implements DatasetSource {
   private connected = false;
   private detail = 'not started';
   private lastRefusal: SourceRefusal | null = null;
-  /** Highest pointer revision already handled (delivered or refused); older ones are stale. */
+  /** The pointer revision last handled (delivered or refused), and what it held (isNews). */
   private handledRevision = 0;
-  /** What that revision held: a bucket made anew can reach the same revision with another pointer. */
   private handledPointer: string | null = null;
+  /** The pointer entry that arrived last: the current one, which any entry queued before it is not. */
+  private latestEntry: KvEntry | null = null;
   private deliveredVersion: string | null = null;
   /** Whether the consumer has served any version this source offered: until then a refused pointer sends it back in history. */
   private served = false;
@@ -115,21 +123,19 @@ export class NatsDatasetSource implements DatasetSource {
         }
         // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
         const entry = await buckets.pointers.get(POINTER_KEY);
-        // Revisions only grow within one bucket: none at all, a lower one, or the same one holding
-        // another pointer, means the bucket was made anew (NATS lost its store, an operator recreated
-        // it), whose revisions start again at 1. Every later publish would otherwise be skipped as
-        // handled, silently, while new pods served it; a replica away meanwhile would keep its old
-        // version. (Compared by content: the client reads an entry's time to different milliseconds
-        // from a watch and from a get.)
-        const madeAnew = entry === null || entry.revision < this.handledRevision || (entry.revision === this.handledRevision && entry.string() !== this.handledPointer);
-        if (madeAnew) this.handledRevision = 0;
-        if (entry !== null) await this.enqueue(buckets, entry, onDataset);
+        if (entry === null) this.latestEntry = null;
+        else await this.enqueue(buckets, entry, onDataset);
         initial.resolve();
-        // The watch replays the latest value, then follows moves; revisions already handled are skipped.
+        // The watch replays the latest value, then follows moves; the pointer already handled is skipped.
         const watcher = await buckets.pointers.watch({ key: POINTER_KEY });
         this.watcher = watcher;
         if (this.closed) watcher.stop();
-        for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
+        const check = setInterval(() => void this.checkWatch(buckets, watcher), POINTER_CHECK_MS);
+        try {
+          for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
+        } finally {
+          clearInterval(check);
+        }
       } catch (error) {
         if (this.closed) break;
         failures++;
@@ -174,6 +180,16 @@ export class NatsDatasetSource implements DatasetSource {
     return null;
   }
 
+  /** Restarts the watch (the loop in run) when the pointer is not the one it last gave (POINTER_CHECK_MS). */
+  private async checkWatch(buckets: DatasetBuckets, watcher: QueuedIterator<KvWatchEntry>): Promise<void> {
+    // NATS away: the reconnect restarts the watch.
+    const entry = await buckets.pointers.get(POINTER_KEY).catch(() => undefined);
+    if (entry === undefined || this.closed || watcher !== this.watcher) return;
+    if ((entry?.string() ?? null) === (this.latestEntry?.string() ?? null)) return;
+    this.options.logger.warn({ revision: entry?.revision ?? null }, 'the dataset pointer watch missed a move (its bucket deleted and made anew?); restarting it');
+    watcher.stop();
+  }
+
   /** Track the connection; after a reconnect restart the watch so a move made while away is picked up. */
   private async followStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
@@ -188,16 +204,35 @@ export class NatsDatasetSource implements DatasetSource {
     }
   }
 
-  /** Handle pointer entries one at a time, in arrival order, so deliveries never overtake each other. */
+  /**
+   * Handle pointer entries one at a time, in arrival order, so deliveries never overtake each other.
+   * An entry that another arrived after while it waited (a replica busy building, frozen, or behind a
+   * quick run of publishes) is skipped: its version is no longer current, building it is wasted, and
+   * its object may already be pruned, which would read as a refusal of a valid publish.
+   */
   private enqueue(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<void> {
+    this.latestEntry = entry;
     this.queue = this.queue
       .then(() => this.handle(buckets, entry, onDataset))
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'unexpected failure handling a dataset pointer'));
     return this.queue;
   }
 
+  /**
+   * Revisions only grow within one bucket, so a pointer is news unless it is the revision last handled
+   * with the same content (the watch's replay of it). A lower revision, or the same one holding another
+   * pointer, means the bucket was made anew (NATS lost its store, an operator deleted it), its
+   * revisions starting again at 1: a watch follows the new bucket without a reconnect, and every
+   * later publish would otherwise be skipped as handled, silently, while new pods served it.
+   * (Compared by content: the client reads an entry's time to different milliseconds from a watch
+   * and from a get.)
+   */
+  private isNews(entry: KvEntry): boolean {
+    return entry.revision !== this.handledRevision || entry.string() !== this.handledPointer;
+  }
+
   private async handle(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<void> {
-    if (this.closed || entry.revision <= this.handledRevision) return;
+    if (this.closed || entry !== this.latestEntry || !this.isNews(entry)) return;
     this.handledRevision = entry.revision;
     this.handledPointer = entry.string();
     const outcome = await this.offer(buckets, entry, onDataset);

@@ -62,8 +62,9 @@ export type OnDataset = (dataset: PublishedDataset) => Promise<DatasetOutcome | 
  */
 export interface DatasetSource {
   /**
-   * Deliver the current dataset, if any, then every later change, in order, until `close()`.
-   * Resolves once the current dataset (or its absence) has been delivered.
+   * Deliver the current dataset, if any, then every later change, in order, until `close()`; of the
+   * changes made while the consumer was busy with a delivery, only the newest. Resolves once the
+   * current dataset (or its absence) has been delivered.
    */
   subscribe(onDataset: OnDataset): Promise<void>;
   health(): SourceHealth;

@@ -15,8 +15,10 @@ import {
   followSnapshots,
   NatsDatasetSource,
   NatsDatasetStore,
+  OBJECT_STREAM,
   POINTER_BUCKET,
   POINTER_KEY,
+  RETAINED_VERSIONS,
   sha256Hex,
   type DatasetPointer,
   type PublishedDataset,
@@ -536,4 +538,72 @@ describe('NATS dataset source out of reach while NATS loses its store', () => {
       await server.dispose();
     }
   }, 60_000);
+});
+
+describe('NATS dataset source while connected', () => {
+  let server: NatsServerHandle;
+  let publisher: NatsConnection;
+  beforeAll(async () => {
+    server = await startNatsServer();
+    publisher = await connect({ servers: server.url });
+  });
+  afterAll(async () => {
+    await publisher?.close();
+    await server?.dispose();
+  });
+
+  const publish = async (seed: number): Promise<string> => {
+    const input = buildDataset({ reviews: 6, seed });
+    await (await NatsDatasetStore.open(publisher, 1)).publish(input);
+    return datasetVersion(input);
+  };
+
+  it('follows buckets an operator deleted by hand into the ones the next publish makes, though its watch never broke', async () => {
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'deleted-by-hand', logger: silent, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'deleted-by-hand' });
+    try {
+      for (const seed of [51, 52, 53]) await publish(seed);
+      const before = await publish(54);
+      await eventually(() => follower.current()?.version === before, { timeoutMs: 15_000 });
+      const jsm = await jetstreamManager(publisher);
+      await jsm.streams.delete(`KV_${POINTER_BUCKET}`);
+      await jsm.streams.delete(OBJECT_STREAM);
+      // The new pointer bucket's first revision, 1: below the 4 handled from the old one.
+      const after = await publish(55);
+      // Found by the source's next check of the pointer beside its watch (every 10 s).
+      await eventually(() => follower.current()?.version === after, { timeoutMs: 25_000 });
+      expect(source.health().connected).toBe(true);
+    } finally {
+      await follower.close();
+    }
+  });
+
+  it('skips the versions a replica fell behind on, whose objects are pruned, without refusing any', async () => {
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: server.url }, replicas: 1, service: 'behind', logger: silent, registry: metrics.registry });
+    const delivered: string[] = [];
+    let release: () => void = () => {};
+    const busy = new Promise<void>((resolve) => (release = resolve));
+    await source.subscribe(async (dataset) => {
+      delivered.push(dataset.version);
+      // Busy building the first publish below while more publishes than objects kept go on.
+      if (delivered.length === 2) await busy;
+    });
+    try {
+      const start = delivered.at(-1);
+      const first = await publish(61);
+      await eventually(() => delivered.length === 2, { timeoutMs: 15_000 });
+      let newest = first;
+      for (let seed = 62; seed < 62 + RETAINED_VERSIONS + 2; seed++) newest = await publish(seed);
+      release();
+      await eventually(() => delivered.at(-1) === newest, { timeoutMs: 15_000 });
+      expect(delivered).toEqual([start, first, newest]);
+      expect(source.health().lastRefusal).toBeUndefined();
+      expect(await metricValue(metrics, 'dataset_load_failures_total', { reason: 'missing_object' })).toBe(0);
+    } finally {
+      release();
+      await source.close();
+    }
+  });
 });

@@ -71,6 +71,28 @@ export function describeDatasetSourceContract(name: string, factory: SourceFacto
       expect(new Set(received.map((d) => d.version)).size).toBe(3);
     });
 
+    it('skips to the newest change when several came while the consumer was busy with one', async () => {
+      harness = await factory(datasetBytes(9));
+      const received: PublishedDataset[] = [];
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await harness.source.subscribe(async (dataset) => {
+        received.push(dataset);
+        // A replica busy building the second dataset (or frozen) while publishes go on.
+        if (received.length === 2) await held;
+      });
+      await harness.publish(datasetBytes(10));
+      await waitFor(() => received.length === 2, 10_000, 'dataset 10 being built');
+      for (const seed of [11, 12, 13]) await harness.publish(datasetBytes(seed));
+      release();
+      await waitFor(() => received.length === 3, 10_000, 'the newest dataset after the busy one');
+      expect(received.map((d) => Buffer.from(d.bytes).toString())).toEqual([9, 10, 13].map((seed) => Buffer.from(datasetBytes(seed)).toString()));
+      // Nothing older follows it.
+      await harness.publish(datasetBytes(14));
+      await waitFor(() => received.length === 4, 10_000, 'dataset 14');
+      expect(Buffer.from(received[3]!.bytes).equals(Buffer.from(datasetBytes(14)))).toBe(true);
+    });
+
     it('does not deliver identical content again', async () => {
       const { harness: h, received } = await start(datasetBytes(6));
       await h.publish(datasetBytes(6));
