@@ -24,9 +24,9 @@ export interface ValidatedBefore {
 /**
  * Schema validation plus referential integrity: duplicate review ids, per_review keys, FAQ sources,
  * technician/service/problem/topic references must all resolve, and no review or owner reply may be
- * dated after the day of `generated_at`. Every issue carries its path, and every issue is reported
- * (a publisher fixes a dataset in one round, not one error at a time): when the schema fails, the
- * integrity checks still run over the parts it accepts (see `partsOf`).
+ * dated after the day of `generated_at`. Every issue carries its path, and every issue is reported,
+ * up to MAX_REPORTED_ISSUES (a publisher fixes a dataset in one round, not one error at a time): when
+ * the schema fails, the integrity checks still run over the parts it accepts (see `partsOf`).
  *
  * With `before`, a review or per_review entry equal (as JSON, keys in order) to one at the same
  * place (index, key) in `before` takes that one's schema output instead of being parsed again: the
@@ -34,14 +34,65 @@ export interface ValidatedBefore {
  * not find valid is parsed whole, so issues are always those of a full parse.
  */
 export function validateDataset(raw: unknown, before?: ValidatedBefore): ValidationResult {
-  let input = before ? parseReusing(raw, before) : null;
+  let input = parseItemByItem(raw, before);
   if (input === null) {
+    const flood = listItemIssues(raw);
+    if (flood.length > MAX_REPORTED_ISSUES) return { ok: false, issues: reportable(flood) };
     const parsed = DatasetInput.safeParse(raw);
-    if (!parsed.success) return { ok: false, issues: [...toIssues(parsed.error), ...integrityIssues(raw, partsOf(raw))] };
+    if (!parsed.success) return { ok: false, issues: reportable([...toIssues(parsed.error), ...integrityIssues(raw, partsOf(raw))]) };
     input = parsed.data;
   }
   const issues = integrityIssues(raw, partsOfInput(input));
-  return issues.length === 0 ? { ok: true, input } : { ok: false, issues };
+  return issues.length === 0 ? { ok: true, input } : { ok: false, issues: reportable(issues) };
+}
+
+/**
+ * Issues one validation reports at most. The schema makes an issue of every wrong value, about 1 KB
+ * each with its path and message: a broken pipeline's 4 MB file of two million zeros for reviews took
+ * 2.2 GB and 12 s to list, and one of 20 MB ran the publish CLI out of memory with nothing listed
+ * (docs audit). A thousand is more than anyone fixes in one round.
+ */
+export const MAX_REPORTED_ISSUES = 1_000;
+
+function reportable(issues: Issue[]): Issue[] {
+  if (issues.length <= MAX_REPORTED_ISSUES) return issues;
+  const most = MAX_REPORTED_ISSUES.toLocaleString('en-US');
+  const stopped = customIssue([], `more than ${most} issues: validation stopped after the first ${most}; fix these and check again`);
+  return [...issues.slice(0, MAX_REPORTED_ISSUES), stopped];
+}
+
+/**
+ * The schema's issues about the items of the dataset's lists, each item parsed on its own, until
+ * there are more than MAX_REPORTED_ISSUES: where the lists hold that many wrong items, these are the
+ * report, and the whole dataset is never run through the schema, which would make an issue of every one.
+ */
+function listItemIssues(raw: unknown): Issue[] {
+  const dataset = recordOrEmpty(raw);
+  const business = recordOrEmpty(dataset.business);
+  const analysis = recordOrEmpty(dataset.analysis);
+  const taxonomy = recordOrEmpty(analysis.taxonomy);
+  const lists: [Issue['path'], z.ZodType, unknown][] = [
+    [['reviews'], Review, dataset.reviews],
+    [['business', 'services'], ServiceRef, business.services],
+    [['business', 'technicians'], Technician, business.technicians],
+    [['analysis', 'taxonomy', 'topics'], LabelledId, taxonomy.topics],
+    [['analysis', 'taxonomy', 'problems'], LabelledId, taxonomy.problems],
+    [['analysis', 'faq'], FaqEntry, analysis.faq],
+  ];
+  const issues: Issue[] = [];
+  const add = (path: Issue['path'], schema: z.ZodType, value: unknown) => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) for (const issue of toIssues(parsed.error)) issues.push({ ...issue, path: [...path, ...issue.path] });
+  };
+  for (const [path, schema, items] of lists) {
+    if (!Array.isArray(items)) continue;
+    for (let index = 0; index < items.length && issues.length <= MAX_REPORTED_ISSUES; index++) add([...path, index], schema, items[index]);
+  }
+  for (const [key, value] of Object.entries(recordOrEmpty(analysis.per_review))) {
+    if (issues.length > MAX_REPORTED_ISSUES) break;
+    add(['analysis', 'per_review', key], PerReviewAnalysis, value);
+  }
+  return issues;
 }
 
 function integrityIssues(raw: unknown, parts: DatasetParts): Issue[] {
@@ -113,8 +164,11 @@ function partsOf(raw: unknown): DatasetParts {
 export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const recordOrEmpty = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 
-/** The schema's output for `raw`, parsing only the reviews and analyses `before` has not seen; null if anything does not parse. */
-function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | null {
+/**
+ * The schema's output for `raw`, its reviews and analyses parsed one at a time, skipping those
+ * `before` has seen; null if anything does not parse, without listing why (validateDataset does).
+ */
+function parseItemByItem(raw: unknown, before: ValidatedBefore | undefined): DatasetInput | null {
   if (!isRecord(raw) || !Array.isArray(raw.reviews) || !isRecord(raw.analysis) || !isRecord(raw.analysis.per_review)) return null;
   const rawReviews: readonly unknown[] = raw.reviews;
   const rawPerReview = raw.analysis.per_review;
@@ -123,8 +177,8 @@ function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | nul
 
   const reviews: Review[] = [];
   for (let i = 0; i < rawReviews.length; i++) {
-    const seen = before.input.reviews[i];
-    if (seen !== undefined && i < before.rawReviews.length && sameJsonValue(rawReviews[i], before.rawReviews[i])) {
+    const seen = before !== undefined && i < before.rawReviews.length && sameJsonValue(rawReviews[i], before.rawReviews[i]) ? before.input.reviews[i] : undefined;
+    if (seen !== undefined) {
       reviews.push(seen);
       continue;
     }
@@ -134,8 +188,9 @@ function parseReusing(raw: unknown, before: ValidatedBefore): DatasetInput | nul
   }
   const perReview: Record<string, PerReviewAnalysis> = {};
   for (const key of Object.keys(rawPerReview)) {
-    const seen = Object.hasOwn(before.input.analysis.per_review, key) ? before.input.analysis.per_review[key] : undefined;
-    if (seen !== undefined && Object.hasOwn(before.rawPerReview, key) && sameJsonValue(rawPerReview[key], before.rawPerReview[key])) {
+    const seenBefore = before !== undefined && Object.hasOwn(before.rawPerReview, key) && Object.hasOwn(before.input.analysis.per_review, key) && sameJsonValue(rawPerReview[key], before.rawPerReview[key]);
+    const seen = seenBefore ? before.input.analysis.per_review[key] : undefined;
+    if (seen !== undefined) {
       perReview[key] = seen;
       continue;
     }
@@ -168,6 +223,8 @@ const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\u007E\u00A0-\uFFFD\u
  * version, so the walk allocates nothing per value: `path` is its own stack, copied only into an issue.
  */
 function textIssues(value: unknown, path: (string | number)[] = [], issues: Issue[] = []): Issue[] {
+  // One past the most reported is enough for the report to say it stopped.
+  if (issues.length > MAX_REPORTED_ISSUES) return issues;
   if (path.length === MAX_NESTING && value !== null && typeof value === 'object') {
     // Deeper, the walk ran out of stack (~6,000 levels, 12 KB of brackets) and crashed the checker.
     issues.push(customIssue([...path], `nests arrays and objects more than ${MAX_NESTING} levels deep; no dataset field does`));

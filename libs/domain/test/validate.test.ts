@@ -192,6 +192,50 @@ describe('validateDataset', () => {
     expect(issues).toContainEqual(expect.objectContaining({ code: 'custom', path: ['x', ...Array<number>(63).fill(0)], message: 'nests arrays and objects more than 64 levels deep; no dataset field does' }));
   });
 
+  describe('a dataset with more wrong values than anyone reads', () => {
+    const STOPPED = { code: 'custom', path: [], message: 'more than 1,000 issues: validation stopped after the first 1,000; fix these and check again' };
+
+    // A broken pipeline's file: millions of wrong values took gigabytes to list, one issue each.
+    it('lists the first 1,000 issues of a million wrong reviews, says it stopped, and allocates little for it', () => {
+      const raw = { ...buildDataset({ reviews: 2, seed: 7 }), reviews: new Array<number>(1_000_000).fill(0) };
+      const heapBefore = process.memoryUsage().heapUsed;
+      const result = validateDataset(raw);
+      const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+      if (result.ok) throw new Error('expected a refusal');
+      expect(result.issues).toHaveLength(1_001);
+      expect(result.issues[0]).toEqual({ code: 'invalid_type', path: ['reviews', 0], message: 'Invalid input: expected object, received number' });
+      expect(result.issues[999]).toEqual(expect.objectContaining({ path: ['reviews', 999] }));
+      expect(result.issues[1_000]).toEqual(STOPPED);
+      // A listing of every one held about 1 KB per value: 1 GB here.
+      expect(heapGrowth).toBeLessThan(100 * 1024 * 1024);
+    });
+
+    it('stops at 1,000 in any list, and in per_review entries', () => {
+      const input = buildDataset({ reviews: 2, seed: 7 });
+      const perReview = Object.fromEntries(Array.from({ length: 1_500 }, (_, i) => [`01ARZ3NDEKTSV4RRFFQ69G${String(i).padStart(4, '0')}`, {}]));
+      const result = validateDataset({ ...input, analysis: { ...input.analysis, per_review: perReview } });
+      if (result.ok) throw new Error('expected a refusal');
+      expect(result.issues).toHaveLength(1_001);
+      expect(result.issues.at(-1)).toEqual(STOPPED);
+    });
+
+    it('stops listing characters no feed can hold at 1,000 too', () => {
+      const issues = issuesAfter((input) => {
+        (input as unknown as Record<string, unknown>).x = new Array<string>(200_000).fill('\u0001');
+      });
+      expect(issues).toHaveLength(1_001);
+      expect(issues.at(-1)).toEqual(STOPPED);
+    });
+
+    it('lists every issue of a dataset with 1,000 or fewer', () => {
+      const raw = { ...buildDataset({ reviews: 2, seed: 7 }), reviews: new Array<number>(1_000).fill(0) };
+      const result = validateDataset(raw);
+      if (result.ok) throw new Error('expected a refusal');
+      expect(result.issues).toHaveLength(1_000);
+      expect(result.issues).not.toContainEqual(STOPPED);
+    });
+  });
+
   // A publisher's audit: each feed repeats the name in every entry with an owner reply.
   it('rejects a business name over 200 characters', () => {
     const issues = issuesAfter((input) => {
