@@ -3,6 +3,7 @@ export * from './taxonomy.js';
 export * from './urls.js';
 export * from './representation.js';
 export * from './validate.js';
+export * from './limits.js';
 export { customIssue, formatIssuePath, withUnicodeEscapes } from './issues.js';
 export * from './snapshot.js';
 export * from './search/engine.js';

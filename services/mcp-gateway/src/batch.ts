@@ -2,6 +2,7 @@ import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_MCP_BATCH_MESSAGES } from '@reviews/domain';
 import { invalidMessageReason, parseMessage, refusedRequestId, rpcErrorResponse, type RpcErrorResponse } from './http-rules.js';
 
 // JSON-RPC batches, which MCP 2025-03-26 (basic/transports) says a server MUST accept and 2025-06-18 removed.
@@ -9,8 +10,6 @@ import { invalidMessageReason, parseMessage, refusedRequestId, rpcErrorResponse,
 // object where JSON-RPC 2.0 §6 wants an array, and would hold the HTTP response open forever for a request
 // that a notifications/cancelled later in the same batch cancels.
 
-/** The SDK transport's bound: the 64 KiB body limit alone would let one POST run thousands of tool calls. */
-export const MAX_BATCH_MESSAGES = 100;
 
 /**
  * What the responses of one batch may add up to: room for several of the largest results (every review, ~470 KB
@@ -36,7 +35,7 @@ export function parseBatch(body: readonly unknown[]): { readonly elements: Batch
   // JSON-RPC 2.0 §6: an empty array is no batch and gets a single Invalid Request response, not an array; a 400,
   // as every other body that is no message.
   if (body.length === 0) return { refusal: 'Invalid Request: the batch is empty' };
-  if (body.length > MAX_BATCH_MESSAGES) return { refusal: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` };
+  if (body.length > MAX_MCP_BATCH_MESSAGES) return { refusal: `Invalid Request: a batch holds at most ${MAX_MCP_BATCH_MESSAGES} messages` };
   const elements = body.map((element, index): BatchElement => {
     const message = parseMessage(element);
     if (message !== null) return { message };

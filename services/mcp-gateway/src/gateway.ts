@@ -10,7 +10,7 @@ import {
   type JSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { publicUrls, type Snapshot } from '@reviews/domain';
+import { MAX_MCP_BODY_BYTES, publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   createRateLimiter,
@@ -35,7 +35,6 @@ import {
   exposeToOrigin,
   invalidParams,
   markUncacheable,
-  MAX_BODY_BYTES,
   normalizeHeadersForSdk,
   parseJsonBody,
   negotiatedProtocolVersion,
@@ -61,7 +60,6 @@ import { createToolCallFastPath } from './tool-call-fast-path.js';
 import { parseArguments, TOOLS_BY_NAME } from './tools.js';
 
 export const MCP_PATH = '/mcp';
-export { MAX_BODY_BYTES };
 
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
@@ -139,7 +137,7 @@ function rateLimitedAnswer(config: McpGatewayDeps['config'], originAllowed: (ori
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
     // A body within the MCP limit is read and dropped after the answer, keeping the connection; any other is not
     // read: a client past its allowance gets no lingering either (closeAfterLingering reads up to 32 MiB more).
-    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES)) res.setHeader('Connection', 'close');
+    if (!(Number(req.headers['content-length']) <= MAX_MCP_BODY_BYTES)) res.setHeader('Connection', 'close');
     rpcError(res, 429, -32000, `Too Many Requests: more than ${perMinute} MCP requests a minute from this client; retry after ${decision.retryAfterSeconds} s`);
     return true;
   };

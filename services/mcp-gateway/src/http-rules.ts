@@ -2,14 +2,11 @@ import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
 import { ClientRequestSchema, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { isRecord, JSON_CONTENT_TYPE } from '@reviews/domain';
+import { isRecord, JSON_CONTENT_TYPE, MAX_MCP_BODY_BYTES } from '@reviews/domain';
 import { closeAfterLingering, weightedElements, type Logger } from '@reviews/runtime';
 
 // The transport rules of POST /mcp that both the SDK path (express) and the tools/call fast path apply:
 // one implementation of each, so the two paths cannot drift apart.
-
-/** Largest accepted POST body. Tool arguments are a few short strings; 64 KiB leaves ample room. */
-export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * Deepest nesting of arrays and objects in a message (a batch's elements each count alone). MCP messages nest a
@@ -48,7 +45,7 @@ function emptyBodyError(): Error {
 }
 
 const readJsonBody = express.json({
-  limit: MAX_BODY_BYTES,
+  limit: MAX_MCP_BODY_BYTES,
   strict: false,
   // Called with the body as read and decoded from its Content-Encoding, before body-parser decodes its charset
   // (lower case, utf-8 when the Content-Type names none) and parses it.
@@ -113,12 +110,12 @@ function parsedBodyError(body: unknown): Error | undefined {
  * a -32700 Parse error, as a body of spaces is; a body that is not UTF-8 too. A message nested deeper than
  * MAX_MESSAGE_DEPTH is refused before anything else looks at it.
  *
- * A body over MAX_BODY_BYTES on the wire is refused as soon as that is known, from its Content-Length or once
+ * A body over MAX_MCP_BODY_BYTES on the wire is refused as soon as that is known, from its Content-Length or once
  * that many bytes of a chunked body arrived: body-parser reads such a body to its end before failing, and a
  * client can declare gigabytes or send chunks forever (answerBodyError then closes the connection).
  */
 export function parseJsonBody(req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (error?: unknown) => void): void {
-  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return next(bodyError(TOO_LARGE));
+  if (Number(req.headers['content-length']) > MAX_MCP_BODY_BYTES) return next(bodyError(TOO_LARGE));
   let settled = false;
   const settle = (error?: unknown) => {
     if (settled) return;
@@ -131,7 +128,7 @@ export function parseJsonBody(req: IncomingMessage & { body?: unknown }, res: Se
   let received = 0;
   req.on('data', (chunk: Buffer) => {
     received += chunk.length;
-    if (received > MAX_BODY_BYTES) settle(bodyError(TOO_LARGE));
+    if (received > MAX_MCP_BODY_BYTES) settle(bodyError(TOO_LARGE));
   });
 }
 
@@ -396,7 +393,7 @@ export function answerBodyError(error: BodyError, req: IncomingMessage, res: Ser
     case TOO_LARGE:
       // Node would read the rest of the body, however long, to keep the connection open: close it instead.
       if (!req.complete) closeAfterLingering(req, res);
-      return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes`);
+      return rpcError(res, 413, -32600, `Payload Too Large: request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes`);
     case CHARSET_UNSUPPORTED:
       return rpcError(res, 415, -32000, `Unsupported Media Type: charset ${error.charset} is not supported; send UTF-8 JSON`);
     case 'encoding.unsupported':

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_BODY_BYTES } from '@reviews/mcp-gateway';
+import { MAX_MCP_BODY_BYTES } from '@reviews/domain';
 import { SERVED_METHODS } from '@reviews/mcp-gateway/http-rules';
 import { initializeBody, MCP_HEADERS, post, PROTOCOL_VERSION, rawSession, SECRET, startGateway, type RunningGateway } from './helpers.js';
 
@@ -628,15 +628,15 @@ describe('POST /mcp HTTP rules', () => {
     expect(response.json).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining(reason) }, id });
   });
 
-  it(`answers 413 as JSON-RPC to a body over ${MAX_BODY_BYTES} bytes`, async () => {
-    const body = { ...toolsList, params: { padding: 'x'.repeat(MAX_BODY_BYTES) } };
+  it(`answers 413 as JSON-RPC to a body over ${MAX_MCP_BODY_BYTES} bytes`, async () => {
+    const body = { ...toolsList, params: { padding: 'x'.repeat(MAX_MCP_BODY_BYTES) } };
     const response = await post(gateway.url, body, session());
     expect(response.status).toBe(413);
-    expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining(String(MAX_BODY_BYTES)) } });
+    expect(response.json).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining(String(MAX_MCP_BODY_BYTES)) } });
   });
 
   describe('a body over the limit', () => {
-    const tooLarge = { jsonrpc: '2.0', error: { code: -32600, message: `Payload Too Large: request bodies are limited to ${MAX_BODY_BYTES} bytes` }, id: null };
+    const tooLarge = { jsonrpc: '2.0', error: { code: -32600, message: `Payload Too Large: request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes` }, id: null };
     const headers = () => ({ ...MCP_HEADERS, ...session() });
 
     it('answers a declared Content-Length over the limit with 413 at once and closes the connection once the client stops sending', async () => {
@@ -648,7 +648,7 @@ describe('POST /mcp HTTP rules', () => {
 
     it('stops reading a chunked body once it passes the limit: 413, and the connection closes while the client still sends', async () => {
       const chunk = Buffer.from(`1000\r\n${' '.repeat(0x1000)}\r\n`);
-      const giveUpAfter = 64 * MAX_BODY_BYTES;
+      const giveUpAfter = 64 * MAX_MCP_BODY_BYTES;
       let sent = 0;
       const answer = await postUntilClosed(gateway.url, { ...headers(), 'Transfer-Encoding': 'chunked' }, async (socket, answering) => {
         // Never the last chunk: a server reading to the end of the body never answers.

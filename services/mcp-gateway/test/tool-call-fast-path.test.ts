@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ASPECTS, type Snapshot } from '@reviews/domain';
 import { createHttpServer, createLogger, createMetrics, loadConfig, type Metrics, type RequestHandler } from '@reviews/runtime';
-import { createMcpGateway, MAX_BODY_BYTES } from '@reviews/mcp-gateway';
+import { createMcpGateway } from '@reviews/mcp-gateway';
+import { MAX_MCP_BODY_BYTES } from '@reviews/domain';
 import { createGatewayMetrics } from '@reviews/mcp-gateway/metrics';
 import { createSessionIds } from '@reviews/mcp-gateway/session-id';
 import { createOriginPolicy } from '@reviews/mcp-gateway/origins';
@@ -218,7 +219,7 @@ describe('tools/call fast path', () => {
       expect(malformed.answer.status).toBe(400);
       expect(JSON.parse(malformed.answer.body)).toMatchObject({ error: { code: -32700 } });
     }
-    const oversize = await compare(call(26, 'get_faq', { query: 'x'.repeat(MAX_BODY_BYTES) }), headers());
+    const oversize = await compare(call(26, 'get_faq', { query: 'x'.repeat(MAX_MCP_BODY_BYTES) }), headers());
     expect(oversize.answer.status).toBe(413);
     const unknownCoding = await compare(call(30, 'get_faq', {}), headers({ 'Content-Encoding': 'bogus' }));
     expect(unknownCoding.answer.status).toBe(415);

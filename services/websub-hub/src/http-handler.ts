@@ -1,16 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HUB_FULL_RETRY_AFTER_SECONDS, MAX_HUB_BODY_BYTES } from '@reviews/domain';
 import { closeAfterLingering, requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
 
-/** Form bodies of real subscription requests are a few hundred bytes. */
-const MAX_BODY_BYTES = 16 * 1024;
-/** How far past MAX_BODY_BYTES a declared body is still read (and dropped) to keep its connection. */
+/** How far past MAX_HUB_BODY_BYTES a declared body is still read (and dropped) to keep its connection. */
 const DRAIN_ALLOWANCE_BYTES = 1024 * 1024;
 const OVERLOAD_RETRY_AFTER_SECONDS = 30;
-/** Subscriptions end as their leases run out or subscribers leave: a full hub has room again within hours. */
-const FULL_RETRY_AFTER_SECONDS = 3600;
 /** The hub retries opening its state in NATS every few seconds. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** RFC 9110 §9.3.7, §15.5.6: what OPTIONS answers and every 405 lists. */
@@ -95,8 +92,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     // the next request. Any other closes the connection after the 413, read for a bounded moment so a
     // client still sending reads the 413 rather than a reset (draining whatever came kept the hub
     // reading a declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
-    if (!(Number(req.headers['content-length']) <= MAX_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
-    return text(res, 413, `The body must be at most ${MAX_BODY_BYTES} bytes.`);
+    if (!(Number(req.headers['content-length']) <= MAX_HUB_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
+    return text(res, 413, `The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);
   if (!decoded.ok) {
@@ -133,7 +130,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   }
   if (full !== null) {
     metrics.requests.inc({ mode: request.mode, outcome: 'full' });
-    res.setHeader('Retry-After', String(FULL_RETRY_AFTER_SECONDS));
+    res.setHeader('Retry-After', String(HUB_FULL_RETRY_AFTER_SECONDS));
     return text(res, 503, full);
   }
   // After the count, which requests may wait for together: each is one more verification once accepted.
@@ -199,7 +196,7 @@ class BodyCutOff extends Error {
 }
 
 /**
- * The body, or null as soon as it exceeds MAX_BODY_BYTES; rejects with BodyCutOff when the connection
+ * The body, or null as soon as it exceeds MAX_HUB_BODY_BYTES; rejects with BodyCutOff when the connection
  * ends first. Past the limit what still arrives is dropped (see DRAIN_ALLOWANCE_BYTES): leaving it
  * unread stalled the connection's next request into a 408.
  */
@@ -216,7 +213,7 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
     req.on('data', (chunk: Buffer) => {
       if (settled) return;
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) settle(() => resolve(null));
+      if (size > MAX_HUB_BODY_BYTES) settle(() => resolve(null));
       else chunks.push(chunk);
     });
     req.once('end', () => settle(() => resolve(Buffer.concat(chunks))));

@@ -1,13 +1,10 @@
-import type { TopicName } from '@reviews/domain';
+import { MAX_CALLBACK_LENGTH, MAX_SECRET_BYTES, type TopicName } from '@reviews/domain';
 import { decodeUnreservedEscapes, ipLiteral } from '@reviews/runtime';
 import { isPublicAddress } from './address-policy.js';
 import { callbackHostKey } from './callback-url.js';
 import { isDnsName } from './host-name.js';
 import type { TopicIndex } from './topic-index.js';
 
-export const MAX_CALLBACK_LENGTH = 2048;
-/** W3C WebSub §5.1: a secret MUST be less than 200 bytes. */
-export const MAX_SECRET_BYTES = 199;
 
 export type HubMode = 'subscribe' | 'unsubscribe';
 

@@ -1,3 +1,4 @@
+import { HUB_FULL_RETRY_AFTER_SECONDS, MAX_HEADER_BYTES, MAX_HUB_BODY_BYTES, MAX_MCP_BATCH_MESSAGES, MAX_MCP_BODY_BYTES, MAX_REQUEST_TARGET_LENGTH } from '../limits.js';
 import { ErrorEnvelope, HealthStatus, InsightsDocument, ReadinessStatus, ReviewsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import { SearchParams, SinceParams } from '../schemas/search.js';
 import { topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
@@ -13,6 +14,9 @@ const MCP_METHODS = 'POST, OPTIONS';
 const HUB_METHODS = 'POST, OPTIONS';
 
 type Json = Record<string, unknown>;
+
+/** A limit in bytes as the descriptions write it. */
+const kib = (bytes: number): string => `${bytes / 1024} KiB`;
 type Reference = { readonly $ref: string };
 
 const RESPONSE_REF = '#/components/responses/';
@@ -82,9 +86,9 @@ const RESPONSES: Record<string, Json> = {
       'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI with a plain `host[:port]`, holds a fragment, a character every client percent-encodes (controls, space, `"`, `<`, `>`; in the path also `\\`, `^`, `` ` ``, `{`, `}`) or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8 (`issues` names the parameter), or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
     content: JSON_ERROR,
   },
-  UriTooLong: { description: 'URI Too Long: the request target exceeds 8 KiB.', content: JSON_ERROR },
+  UriTooLong: { description: `URI Too Long: the request target exceeds ${kib(MAX_REQUEST_TARGET_LENGTH)}.`, content: JSON_ERROR },
   ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', content: JSON_ERROR },
-  HeadersTooLarge: { description: 'Request Header Fields Too Large: the header block exceeds 16 KiB.', content: JSON_ERROR },
+  HeadersTooLarge: { description: `Request Header Fields Too Large: the header block exceeds ${kib(MAX_HEADER_BYTES)}.`, content: JSON_ERROR },
   TransferCodingNotImplemented: { description: 'Not Implemented: a `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1).', content: JSON_ERROR },
   HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', content: JSON_ERROR },
   Preflight: {
@@ -420,7 +424,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; in a session that negotiated 2025-03-26 or earlier a batch of up to 100 messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most 64 KiB (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; in a session that negotiated 2025-03-26 or earlier a batch of up to ' + MAX_MCP_BATCH_MESSAGES + ' messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most ' + kib(MAX_MCP_BODY_BYTES) + ' (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -470,14 +474,14 @@ function mcpPath(): Json {
         '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
         '400': orRefusedTarget(
           jsonRpcError(
-            'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over 100 messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
+            'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over ' + MAX_MCP_BATCH_MESSAGES + ' messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
             -32000,
             'Bad Request: Mcp-Session-Id header is required; send initialize first',
           ),
         ),
         '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
-        '413': jsonRpcError('Payload Too Large: the body exceeds 64 KiB.', -32600, 'Payload Too Large'),
+        '413': jsonRpcError(`Payload Too Large: the body exceeds ${kib(MAX_MCP_BODY_BYTES)}.`, -32600, 'Payload Too Large'),
         '429': {
           ...jsonRpcError(
             'Too Many Requests: this client address (an IPv6 /64) sent more POSTs this minute than the replica allows (`MCP_RATE_LIMIT_PER_MINUTE`, default 600, a fifth of them at once), whatever they asked.',
@@ -532,11 +536,12 @@ function hubPath(urls: PublicUrls): Json {
       responses: {
         '202': { description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
         '400': orRefusedTarget({ description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
-        '413': { description: 'Payload Too Large: the form exceeds 16 KiB.', content: TEXT_PLAIN('The body must be at most 16384 bytes.') },
+        '413': { description: `Payload Too Large: the form exceeds ${kib(MAX_HUB_BODY_BYTES)}.`, content: TEXT_PLAIN(`The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`) },
         '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
         '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
         '503': {
-          description: 'The hub cannot take the request now: too many verifications in progress, or its subscription store (NATS) out of reach. Nothing was accepted; retry after the given seconds.',
+          description:
+            `The hub cannot take the request now: too many verifications in progress, its subscription store (NATS) out of reach, or (a subscribe only) it holds its maximum number of subscriptions, which frees up only as leases end or subscribers unsubscribe (\`Retry-After\` is then ${HUB_FULL_RETRY_AFTER_SECONDS} s). Nothing was accepted; retry after the given seconds.`,
           headers: { 'Retry-After': RETRY_AFTER },
           content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.'),
         },

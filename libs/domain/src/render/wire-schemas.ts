@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_CALLBACK_LENGTH, MAX_MCP_BATCH_MESSAGES, MAX_SECRET_BYTES } from '../limits.js';
 import type { PublicUrls } from '../urls.js';
 import { TOPICS, topicUrl } from '../urls.js';
 
@@ -28,7 +29,7 @@ export const McpRequestBody = z
     z
       .array(JsonRpcRequest)
       .min(1)
-      .max(100)
+      .max(MAX_MCP_BATCH_MESSAGES)
       .meta({ description: 'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching); never with initialize. An element that is no JSON-RPC message gets its own -32600 Invalid Request error (id null) in the response array.' }),
   ])
   .meta({ id: 'McpRequestBody' });
@@ -59,11 +60,11 @@ export function webSubHubRequest(urls: PublicUrls) {
     .looseObject({
       'hub.callback': z
         .url({ protocol: /^https$/ })
-        .max(2048)
+        .max(MAX_CALLBACK_LENGTH)
         .meta({
           pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
           description:
-            'HTTPS URL of the subscriber, at most 2048 characters also once percent-encoded (each byte of a non-ASCII character counts as three): no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.',
+            `HTTPS URL of the subscriber, at most ${MAX_CALLBACK_LENGTH} characters also once percent-encoded (each byte of a non-ASCII character counts as three): no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.`,
         }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
       'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port).' }),
@@ -77,9 +78,9 @@ export function webSubHubRequest(urls: PublicUrls) {
       'hub.secret': z
         .string()
         .min(1)
-        .max(199)
+        .max(MAX_SECRET_BYTES)
         .optional()
-        .meta({ description: 'Fewer than 200 bytes of UTF-8 (not characters). Every notification then carries `X-Hub-Signature: sha256=<hex HMAC of the body>`.' }),
+        .meta({ description: `Fewer than ${MAX_SECRET_BYTES + 1} bytes of UTF-8 (not characters). Every notification then carries \`X-Hub-Signature: sha256=<hex HMAC of the body>\`.` }),
     })
     .meta({ description: 'Form fields of a (un)subscription request. Unknown fields are ignored.' });
 }

@@ -1,14 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Issue } from '@reviews/domain';
+import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_LENGTH, type Issue } from '@reviews/domain';
 import { CORS_HEADERS, setCorsHeaders } from './cors.js';
 import { READ_METHODS, sendError } from './errors.js';
 import { hostFieldProblem, originForm, TargetRefusal } from './request-target.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** Longest request target served; longer ones get 414 before any routing. */
-export const MAX_URL_LENGTH = 8 * 1024;
 
 type ClientError = readonly [status: number, reason: string, code: string, message: string];
 
@@ -38,7 +35,7 @@ function transferCodingRefusal(transferEncoding: string, httpVersionMinor: numbe
   if (!CHUNKED_ONLY.test(transferEncoding)) return [501, 'Not Implemented', 'not_implemented', 'Only the chunked transfer coding is implemented (RFC 9112 §6.1).'];
   return null;
 }
-const URI_TOO_LONG_MESSAGE = `The request target exceeds ${MAX_URL_LENGTH} characters.`;
+const URI_TOO_LONG_MESSAGE = `The request target exceeds ${MAX_REQUEST_TARGET_LENGTH} characters.`;
 const URI_TOO_LONG: ClientError = [414, 'URI Too Long', 'uri_too_long', URI_TOO_LONG_MESSAGE];
 const NOT_A_PROXY: ClientError = [501, 'Not Implemented', 'not_implemented', 'CONNECT is not implemented: this is an origin server, not a proxy.'];
 
@@ -49,7 +46,7 @@ const NOT_A_PROXY: ClientError = [501, 'Not Implemented', 'not_implemented', 'CO
 function overflowedOnTarget(packet: Buffer | undefined): boolean {
   if (packet === undefined) return false;
   const lineEnd = packet.indexOf('\r\n');
-  return /^[A-Z]+ /.test(packet.toString('latin1', 0, 16)) && (lineEnd === -1 || lineEnd > MAX_URL_LENGTH);
+  return /^[A-Z]+ /.test(packet.toString('latin1', 0, 16)) && (lineEnd === -1 || lineEnd > MAX_REQUEST_TARGET_LENGTH);
 }
 
 /**
@@ -136,7 +133,7 @@ export function createHttpServer(
   };
   const server = createServer(
     {
-      maxHeaderSize: 16 * 1024,
+      maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       keepAliveTimeout: 65_000,
@@ -198,7 +195,7 @@ export function createHttpServer(
       return;
     }
     const url = req.url ?? '/';
-    if (url.length > MAX_URL_LENGTH) {
+    if (url.length > MAX_REQUEST_TARGET_LENGTH) {
       refuse(req, res, 414, 'uri_too_long', URI_TOO_LONG_MESSAGE);
       return;
     }

@@ -1,0 +1,24 @@
+/**
+ * The limits the public interface states. The services enforce these constants and the OpenAPI
+ * document and wire schemas state them, so what a client reads is what the server holds it to.
+ */
+
+/** Longest request target any service reads (RFC 9112 §3 asks for at least 8,000 octets). */
+export const MAX_REQUEST_TARGET_LENGTH = 8 * 1024;
+/** Largest request header block. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** Largest MCP request body, after decoding a Content-Encoding. */
+export const MAX_MCP_BODY_BYTES = 64 * 1024;
+/** Most messages in one JSON-RPC batch (protocol versions before 2025-06-18, which removed batches). */
+export const MAX_MCP_BATCH_MESSAGES = 100;
+/** Largest WebSub hub request body (a form of three to five short fields). */
+export const MAX_HUB_BODY_BYTES = 16 * 1024;
+/** Longest `hub.callback`, as given and once percent-encoded. */
+export const MAX_CALLBACK_LENGTH = 2048;
+/** W3C WebSub §5.1: a `hub.secret` MUST be less than 200 bytes. */
+export const MAX_SECRET_BYTES = 199;
+/**
+ * `Retry-After` of a subscribe refused because the hub holds its maximum of subscriptions: room comes
+ * only as leases end or subscribers unsubscribe, so sooner would only repeat the refusal.
+ */
+export const HUB_FULL_RETRY_AFTER_SECONDS = 3600;
