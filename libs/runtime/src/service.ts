@@ -88,9 +88,22 @@ function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet
   for (const socket of connections) endWhenSent(socket);
 }
 
+/**
+ * How long a connection idle at shutdown stays open for a request its client may be sending already.
+ * A keep-alive client sends its next request the moment a response arrives, and one closed then
+ * reset the request on the wire: an audit's 16 connections looping on GET each lost one at SIGTERM.
+ * Within the grace such a request is served with `Connection: close`, and the client reconnects to
+ * another replica.
+ */
+const IDLE_GRACE_MS = 1_000;
+
+/** The response a connection is serving: node:http's own field, the one its closeIdleConnections reads. */
+function responseOf(socket: Socket): ServerResponse | null | undefined {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+}
+
 function endWhenSent(socket: Socket): void {
-  // The response the connection is serving: node:http's own field, the one its closeIdleConnections reads.
-  const response = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const response = responseOf(socket);
   if (response) {
     // Its 'close' comes once the last byte was handed to the kernel (or the client left).
     response.once('close', () => endWhenSent(socket));
@@ -98,8 +111,14 @@ function endWhenSent(socket: Socket): void {
   }
   // Destroyed now, it would be reset with the refused body's bytes unread, and the client might never read its 413.
   if (isLingering(socket)) return;
-  // Idle, everything written handed to the kernel, which still delivers it after the close.
-  socket.destroy();
+  // Idle. A request arriving within the grace is answered with `Connection: close`, after which
+  // node:http ends the connection itself; otherwise it is destroyed, everything written already
+  // handed to the kernel, which still delivers it after the close.
+  const grace = setTimeout(() => {
+    if (responseOf(socket)) endWhenSent(socket);
+    else socket.destroy();
+  }, IDLE_GRACE_MS);
+  socket.once('close', () => clearTimeout(grace));
 }
 
 /**

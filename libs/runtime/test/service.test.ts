@@ -357,6 +357,71 @@ describe('startHttpService', () => {
     expect(failure).toBeUndefined();
   });
 
+  describe('a keep-alive client sending its next request as shutdown begins', () => {
+    /** A raw keep-alive connection, with every response it received so far and any error it saw. */
+    async function keepAliveConnection(url: string) {
+      const socket = connect(Number(new URL(url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const state = { data: '', error: undefined as Error | undefined, closed: false };
+      socket.on('data', (chunk: Buffer) => (state.data += chunk.toString()));
+      socket.on('error', (error) => (state.error = error));
+      socket.on('close', () => (state.closed = true));
+      const responses = () => state.data.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
+      const send = (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      return { state, responses, send };
+    }
+
+    it('serves a request sent on a connection idle when shutdown began, with Connection: close, instead of resetting it', async () => {
+      const { service: s } = await start(hello);
+      const client = await keepAliveConnection(s.url);
+      client.send('/first');
+      await waitFor(() => client.responses().length === 1, 5_000, 'the first response');
+      expect(client.responses()[0]).toMatch(/^HTTP\/1\.1 200 /);
+      expect(client.responses()[0]).not.toMatch(/connection: close/i);
+      const stopping = s.shutdown('test');
+      client.send('/second');
+      await waitFor(() => client.state.closed, 5_000, 'the connection closed');
+      await stopping;
+      service = null;
+      expect(client.state.error).toBeUndefined();
+      expect(client.responses()).toHaveLength(2);
+      expect(client.responses()[1]).toMatch(/^HTTP\/1\.1 200 [^]*\r\nConnection: close\r\n[^]*hello$/);
+    });
+
+    it('serves the request a client sends the moment a response in flight at shutdown arrives', async () => {
+      const { handler: slow, inFlight, release } = gatedHandler();
+      const { service: s } = await start(slow);
+      const client = await keepAliveConnection(s.url);
+      client.send('/slow');
+      await inFlight;
+      const stopping = s.shutdown('test');
+      release();
+      await waitFor(() => client.responses().length === 1 && client.state.data.endsWith('done'), 5_000, 'the response in flight');
+      // Sent before shutdown began, it did not say Connection: close; the client goes on using the connection.
+      expect(client.responses()[0]).not.toMatch(/connection: close/i);
+      client.send('/next');
+      await waitFor(() => client.state.closed, 5_000, 'the connection closed');
+      await stopping;
+      service = null;
+      expect(client.state.error).toBeUndefined();
+      expect(client.responses()).toHaveLength(2);
+      expect(client.responses()[1]).toMatch(/^HTTP\/1\.1 200 [^]*\r\nConnection: close\r\n[^]*done$/);
+    });
+
+    it('closes a connection that stays idle through the grace, so shutdown does not wait for it', async () => {
+      const { service: s } = await start(hello);
+      const client = await keepAliveConnection(s.url);
+      client.send('/only');
+      await waitFor(() => client.responses().length === 1, 5_000, 'the response');
+      const began = Date.now();
+      await s.shutdown('test');
+      service = null;
+      // A second of grace, well within the 2 s shutdown timeout.
+      expect(Date.now() - began).toBeLessThan(1_900);
+      await waitFor(() => client.state.closed, 1_000, 'the idle connection closed');
+    });
+  });
+
   it('cuts connections that outlive SHUTDOWN_TIMEOUT_MS', async () => {
     const hang: RequestHandler = () => undefined;
     const { service: s } = await start(hang, () => ready, 100);
