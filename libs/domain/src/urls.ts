@@ -1,3 +1,22 @@
+/**
+ * The path of every public resource, as the routers serve it and the OpenAPI document and the
+ * published URLs name it.
+ */
+export const PATHS = {
+  reviews: '/reviews.json',
+  insights: '/insights.json',
+  feedJson: '/api/feed.json',
+  feedAtom: '/feed.xml',
+  openapi: '/.well-known/openapi.json',
+  search: '/api/reviews/search',
+  /** Followed by the date: `/api/reviews/since/{date}`. */
+  sincePrefix: '/api/reviews/since/',
+  mcp: '/mcp',
+  hub: '/api/websub/hub',
+  health: '/healthz',
+  ready: '/readyz',
+} as const;
+
 /** Every absolute URL the service publishes is built from BASE_URL, never from a request. */
 export interface PublicUrls {
   readonly base: string;
@@ -14,13 +33,13 @@ export function publicUrls(baseUrl: string): PublicUrls {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     base,
-    hub: `${base}/api/websub/hub`,
-    reviews: `${base}/reviews.json`,
-    insights: `${base}/insights.json`,
-    feedJson: `${base}/api/feed.json`,
-    feedAtom: `${base}/feed.xml`,
-    openapi: `${base}/.well-known/openapi.json`,
-    mcp: `${base}/mcp`,
+    hub: `${base}${PATHS.hub}`,
+    reviews: `${base}${PATHS.reviews}`,
+    insights: `${base}${PATHS.insights}`,
+    feedJson: `${base}${PATHS.feedJson}`,
+    feedAtom: `${base}${PATHS.feedAtom}`,
+    openapi: `${base}${PATHS.openapi}`,
+    mcp: `${base}${PATHS.mcp}`,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HealthStatus, ReadinessStatus } from '@reviews/domain';
+import { PATHS, type HealthStatus, type ReadinessStatus } from '@reviews/domain';
 import { preconditionWithoutValidators } from './http/conditional.js';
 import { READ_METHODS, sendError, sendJson, sendMethodNotAllowed } from './http/errors.js';
 import { sendPreflight, setCorsHeaders } from './http/cors.js';
@@ -15,9 +15,9 @@ export interface Readiness {
   readonly lastRejection: string | null;
 }
 
-export const HEALTH_PATH = '/healthz';
+export const HEALTH_PATH = PATHS.health;
 const HEALTHY: HealthStatus = { status: 'ok' };
-export const READY_PATH = '/readyz';
+export const READY_PATH = PATHS.ready;
 
 /** A probe's answer: preconditions apply to its 200 as to any 2xx, though it has no validators (RFC 9110 §13.2.1). */
 function sendProbe(req: IncomingMessage, res: ServerResponse, status: number, body: HealthStatus | ReadinessStatus): void {

@@ -10,7 +10,7 @@ import {
   type JSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_MCP_BODY_BYTES, publicUrls, type Snapshot } from '@reviews/domain';
+import { MAX_MCP_BODY_BYTES, PATHS, publicUrls, type Snapshot } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   createRateLimiter,
@@ -59,7 +59,7 @@ import { resolveSessionSecret } from './session-secret.js';
 import { createToolCallFastPath } from './tool-call-fast-path.js';
 import { parseArguments, TOOLS_BY_NAME } from './tools.js';
 
-export const MCP_PATH = '/mcp';
+export const MCP_PATH = PATHS.mcp;
 
 const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseSearchQuery, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type Issue, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import { parseSearchQuery, PATHS, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type Issue, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
@@ -41,16 +41,16 @@ interface DocumentRoute {
 
 /** Precomputed documents, answered on the node:http fast path. */
 const DOCUMENTS = new Map<string, DocumentRoute>([
-  ['/reviews.json', { representation: (s) => s.representations.reviews, topic: 'reviews' }],
-  ['/insights.json', { representation: (s) => s.representations.insights }],
-  ['/api/feed.json', { representation: (s) => s.representations.feedJson, topic: 'feedJson' }],
-  ['/feed.xml', { representation: (s) => s.representations.feedAtom, topic: 'feedAtom' }],
-  ['/.well-known/openapi.json', { representation: (s) => s.representations.openapi }],
+  [PATHS.reviews, { representation: (s) => s.representations.reviews, topic: 'reviews' }],
+  [PATHS.insights, { representation: (s) => s.representations.insights }],
+  [PATHS.feedJson, { representation: (s) => s.representations.feedJson, topic: 'feedJson' }],
+  [PATHS.feedAtom, { representation: (s) => s.representations.feedAtom, topic: 'feedAtom' }],
+  [PATHS.openapi, { representation: (s) => s.representations.openapi }],
 ]);
 
-const SEARCH_ROUTE = '/api/reviews/search';
-const SINCE_PREFIX = '/api/reviews/since/';
-const SINCE_ROUTE = '/api/reviews/since/:date';
+const SEARCH_ROUTE = PATHS.search;
+const SINCE_PREFIX = PATHS.sincePrefix;
+const SINCE_ROUTE = `${PATHS.sincePrefix}:date`;
 
 /** Query string -> name: value(s); a repeated name keeps every value so the parser can refuse it. */
 function groupQuery(query: string): RawQuery {

@@ -1,7 +1,7 @@
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { createMcpGateway, MCP_PATH } from '@reviews/mcp-gateway';
 import { createReadApi } from '@reviews/read-api';
-import { createStandaloneWebSubHub } from '@reviews/websub-hub';
+import { createStandaloneWebSubHub, HUB_ROUTE } from '@reviews/websub-hub';
 import { composeRoutes, READ_AND_POST_METHODS, type Config, type Logger, type Metrics, type RequestHandler, type RouteTable } from '@reviews/runtime';
 
 export interface StandaloneDeps {
@@ -35,7 +35,7 @@ export async function createStandaloneApp(deps: StandaloneDeps): Promise<Standal
   await hub.start();
   closers.push(() => hub.close());
   const routes: RouteTable = {
-    '/api/websub/hub': hub.handler,
+    [HUB_ROUTE]: hub.handler,
     [MCP_PATH]: mcp,
   };
   const readApi = createReadApi({ logger: logger.child({ component: 'read-api' }), metrics, snapshots });

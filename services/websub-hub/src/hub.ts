@@ -1,4 +1,4 @@
-import { publicUrls, TOPICS, type TopicName } from '@reviews/domain';
+import { PATHS, publicUrls, TOPICS, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import { composeRoutes, createRateLimiter, inRequestSpan, observeRequest, sendNotFound, UNMATCHED_ROUTE, type Config, type Logger, type Metrics, type RateDecision, type RateLimit, type RequestHandler } from '@reviews/runtime';
 import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
@@ -60,7 +60,7 @@ function limitPerClientAndHost(perClientAndHost: (key: string) => RateDecision, 
 
 /** The `service` label of the hub's metrics and the route template of its one endpoint. */
 export const HUB_SERVICE = 'websub-hub';
-export const HUB_ROUTE = '/api/websub/hub';
+export const HUB_ROUTE = PATHS.hub;
 
 /** An announcement that failed (NATS unreachable) is tried again after this, with the newest snapshot. */
 const ANNOUNCE_RETRY_MS = 5_000;

@@ -1,7 +1,7 @@
 import { HUB_FULL_RETRY_AFTER_SECONDS, MAX_HEADER_BYTES, MAX_HUB_BODY_BYTES, MAX_MCP_BATCH_MESSAGES, MAX_MCP_BODY_BYTES, MAX_REQUEST_TARGET_LENGTH } from '../limits.js';
 import { ErrorEnvelope, HealthStatus, InsightsDocument, ReadinessStatus, ReviewsDocument, SearchResult, SinceResult } from '../schemas/documents.js';
 import { SearchParams, SinceParams } from '../schemas/search.js';
-import { topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
+import { PATHS, topicLinkHeader, type PublicUrls, type TopicName } from '../urls.js';
 import { FEED_SIZE, JsonFeed } from './json-feed.js';
 import { componentRef, componentSchemas, parametersFrom, type JsonSchema, type ParameterObject } from './openapi-schemas.js';
 import { JsonRpcRequest, JsonRpcResponse, McpRequestBody, McpResponseBody, webSubHubRequest } from './wire-schemas.js';
@@ -295,7 +295,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
     options: preflightOperation(`${endpoint.operationId}Preflight`, endpoint.tag),
   });
   return {
-    '/reviews.json': get({
+    [PATHS.reviews]: get({
       operationId: 'getReviews',
       tag: 'datasets',
       summary: 'The reviews dataset',
@@ -303,14 +303,14 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       content: json('ReviewsDocument'),
       topic: 'reviews',
     }),
-    '/insights.json': get({
+    [PATHS.insights]: get({
       operationId: 'getInsights',
       tag: 'datasets',
       summary: 'The insights dataset',
       description: 'Aspect-based sentiment, entities (staff, services, problems, service areas), topics, monthly trend, per-review analysis, FAQ and summary. Aggregates are derived from the reviews, so they never disagree with `/reviews.json`.',
       content: json('InsightsDocument'),
     }),
-    '/api/feed.json': get({
+    [PATHS.feedJson]: get({
       operationId: 'getJsonFeed',
       tag: 'feeds',
       summary: `JSON Feed 1.1 of the ${FEED_SIZE} newest reviews`,
@@ -318,7 +318,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       content: json('JsonFeed'),
       topic: 'feedJson',
     }),
-    '/feed.xml': get({
+    [PATHS.feedAtom]: get({
       operationId: 'getAtomFeed',
       tag: 'feeds',
       summary: `Atom feed of the ${FEED_SIZE} newest reviews`,
@@ -326,7 +326,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       content: { 'application/atom+xml': { schema: { type: 'string', description: 'An Atom 1.0 feed document (RFC 4287).' } } },
       topic: 'feedAtom',
     }),
-    '/api/reviews/search': get({
+    [PATHS.search]: get({
       operationId: 'searchReviews',
       tag: 'reviews',
       summary: 'Search reviews',
@@ -339,7 +339,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       content: json('SearchResult'),
       paged: true,
     }),
-    '/api/reviews/since/{date}': get({
+    [`${PATHS.sincePrefix}{date}`]: get({
       operationId: 'getReviewsSince',
       tag: 'reviews',
       summary: 'Reviews on or after a date',
@@ -347,7 +347,7 @@ function readPaths(urls: PublicUrls): Record<string, Json> {
       pathParameters: parametersFrom(SinceParams, 'path'),
       content: json('SinceResult'),
     }),
-    '/.well-known/openapi.json': get({
+    [PATHS.openapi]: get({
       operationId: 'getOpenApiDocument',
       tag: 'meta',
       summary: 'This OpenAPI document',
@@ -378,8 +378,8 @@ function probePaths(): Record<string, Json> {
   });
   const readiness = (description: string): Json => ({ description, content: { 'application/json': { schema: ref.schema('Readiness') } } });
   return {
-    '/healthz': probe('getHealth', 'Liveness', 'The process is alive and answers requests.', { '200': { description: 'Alive.', content: { 'application/json': { schema: ref.schema('Health') } } } }),
-    '/readyz': probe('getReadiness', 'Readiness', 'Ready when a dataset is loaded and the process is not shutting down. A NATS outage does not fail it: the last dataset keeps being served, and `source` says so.', {
+    [PATHS.health]: probe('getHealth', 'Liveness', 'The process is alive and answers requests.', { '200': { description: 'Alive.', content: { 'application/json': { schema: ref.schema('Health') } } } }),
+    [PATHS.ready]: probe('getReadiness', 'Readiness', 'Ready when a dataset is loaded and the process is not shutting down. A NATS outage does not fail it: the last dataset keeps being served, and `source` says so.', {
       '200': readiness('Ready: a dataset is served.'),
       '503': readiness('Not ready: no dataset loaded yet (`not_ready`) or shutting down (`shutting_down`).'),
     }),
@@ -646,7 +646,7 @@ export function buildOpenApiDocument(urls: PublicUrls): Record<string, unknown> 
       { name: 'meta', description: 'Service description.' },
       { name: 'operations', description: 'Liveness and readiness probes.' },
     ],
-    paths: withHead({ ...readPaths(urls), '/mcp': mcpPath(), '/api/websub/hub': hubPath(urls), ...probePaths() }),
+    paths: withHead({ ...readPaths(urls), [PATHS.mcp]: mcpPath(), [PATHS.hub]: hubPath(urls), ...probePaths() }),
     components: components(urls),
   };
 }
