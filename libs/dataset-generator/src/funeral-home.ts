@@ -6,7 +6,6 @@ import type { Business, ServiceRef, Technician } from '@reviews/domain';
  * `FUNERAL_HOME` is the published `Business` built from them.
  */
 
-export const HOME_SHORT_NAME = 'Willow Creek';
 export const HOME_TOWN = 'Harlow Springs';
 export const HOME_PHONE = '+1 541-555-0142';
 

@@ -1,4 +1,4 @@
-export { generateDataset, GenerateOptions, DEFAULT_NOW, ANALYSIS_MODEL, MAX_REVIEWS } from './generate.js';
+export { generateDataset, GenerateOptions, DEFAULT_NOW } from './generate.js';
 export { formatJson } from './format-json.js';
 export { FUNERAL_HOME } from './funeral-home.js';
 export { FUNERAL_TAXONOMY } from './funeral-taxonomy.js';

@@ -367,7 +367,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
   });
 
   const sdkPath: RequestHandler = (req, res) => void app(req, res);
-  const fastPath = toolCalls === null ? null : createToolCallFastPath({ path: MCP_PATH, sessions, originAllowed, snapshots, toolCalls, logger });
+  const fastPath = toolCalls === null ? null : createToolCallFastPath({ sessions, originAllowed, snapshots, toolCalls, logger });
   const serve: RequestHandler = fastPath ? (req, res) => fastPath(req, res, sdkPath) : sdkPath;
   const limited = rateLimitedAnswer(config, originAllowed);
   return (req, res) => {

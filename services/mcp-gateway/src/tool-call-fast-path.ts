@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJSONRPCRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { SnapshotFollower } from '@reviews/dataset-store';
+import { PATHS } from '@reviews/domain';
 import { BoundedLru, pathOf, type Logger, type RequestHandler } from '@reviews/runtime';
 import { acceptsMcpResponses, answerBodyError, exposeToOrigin, parseJsonBody, requestProtocolVersion, type BodyError } from './http-rules.js';
 import { sendMemoizedAnswer } from './gzip-answers.js';
@@ -10,7 +11,6 @@ import type { Session, SessionIds } from './session-id.js';
 const MAX_VERIFIED_SESSIONS = 10_000;
 
 export interface ToolCallFastPathDeps {
-  readonly path: string;
   readonly sessions: SessionIds;
   readonly originAllowed: (origin: string) => boolean;
   readonly snapshots: Pick<SnapshotFollower, 'current'>;
@@ -28,7 +28,7 @@ export type ToolCallFastPath = (req: IncomingMessage, res: ServerResponse, fallb
  * (docs/adr/0008-mcp-tool-call-fast-path.md). It only *accepts*: every rule it checks is the gateway's
  * or the SDK's own, and a request failing any of them goes to the SDK path, which gives the error.
  */
-export function createToolCallFastPath({ path, sessions, originAllowed, snapshots, toolCalls, logger }: ToolCallFastPathDeps): ToolCallFastPath {
+export function createToolCallFastPath({ sessions, originAllowed, snapshots, toolCalls, logger }: ToolCallFastPathDeps): ToolCallFastPath {
   // Ids that verified recently: the HMAC per request was a tenth of the fast path's CPU. Only ids that
   // passed SessionIds.verify enter, and ids never expire (ADR 0003), so a hit is the same answer.
   // Bounded by count (an id is at most 256 characters).
@@ -44,7 +44,7 @@ export function createToolCallFastPath({ path, sessions, originAllowed, snapshot
 
   /** The verified session id when the headers are ones both the gateway and the SDK transport accept, else null. */
   function sessionOf(req: IncomingMessage): string | null {
-    if (req.method !== 'POST' || pathOf(req.url) !== path) return null;
+    if (req.method !== 'POST' || pathOf(req.url) !== PATHS.mcp) return null;
     const { origin, accept, 'content-type': contentType, 'mcp-protocol-version': version, 'mcp-session-id': sessionId } = req.headers;
     if (origin !== undefined && !originAllowed(origin)) return null;
     if (!acceptsMcpResponses(accept)) return null;

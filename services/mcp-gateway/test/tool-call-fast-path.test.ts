@@ -82,7 +82,6 @@ describe('tools/call fast path', () => {
     // Its own registry, so the two gateways above see the same requests once each.
     const sdkGateway = createMcpGateway({ ...deps, metrics: createMetrics(), toolCallFastPath: false });
     const fastPath = createToolCallFastPath({
-      path: '/mcp',
       sessions: createSessionIds(SECRET),
       originAllowed: createOriginPolicy(config),
       snapshots: deps.snapshots,

@@ -27,13 +27,11 @@ export interface StandaloneApp {
  */
 export async function createStandaloneApp(deps: StandaloneDeps): Promise<StandaloneApp> {
   const { logger, metrics, snapshots } = deps;
-  const closers: Array<() => Promise<void>> = [];
   // Built first: it validates MCP_SESSION_SECRET / MCP_ALLOWED_ORIGINS before anything starts.
   const mcp = createMcpGateway({ config: deps.config, logger: logger.child({ component: 'mcp-gateway' }), metrics, snapshots });
   // WebSub: subscriptions in DATA_DIR, delivery in process; follows the same snapshots as the read API.
   const hub = await createStandaloneWebSubHub({ config: deps.config, logger: logger.child({ component: 'websub-hub' }), metrics, snapshots });
   await hub.start();
-  closers.push(() => hub.close());
   const routes: RouteTable = {
     [HUB_ROUTE]: hub.handler,
     [MCP_PATH]: mcp,
@@ -43,8 +41,6 @@ export async function createStandaloneApp(deps: StandaloneDeps): Promise<Standal
     handler: composeRoutes(routes, readApi),
     allow: READ_AND_POST_METHODS,
     stopTakingWork: () => hub.stopTakingWork(),
-    async close() {
-      for (const close of closers.reverse()) await close();
-    },
+    close: () => hub.close(),
   };
 }

@@ -54,7 +54,7 @@ describe('a hub replica loading its first dataset', () => {
     hubs.splice(0);
 
     // The job of a change announced six minutes ago, on its way to its third attempt.
-    const queue = await createNatsJobQueue({ js: jetstream(nc), jsm: await jetstreamManager(nc), concurrency: 1, ackWaitMs: 5_000, logger: silentLogger });
+    const queue = await createNatsJobQueue({ js: jetstream(nc), jsm: await jetstreamManager(nc), concurrency: 1, ackWaitMs: 5_000, replicas: 1, logger: silentLogger });
     await queue.enqueue([{ subscriptionKey: subscription!.key, topic: 'reviews', seq: state!.seq, etag: state!.etag, enqueuedAt: Date.now() - 6 * 60_000 }]);
     await queue.close();
     const handedOutBefore = (await deliveryConsumerState(nc)).handedOut;

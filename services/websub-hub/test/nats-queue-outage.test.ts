@@ -24,7 +24,7 @@ beforeAll(async () => {
   nats = await startNatsServer();
   // As in the pod (main.ts): reconnect forever; a short wait so the restart is noticed quickly.
   nc = await connect({ servers: nats.url, name: 'hub-outage-test', maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  queue = await createNatsJobQueue({ js: jetstream(nc), jsm: await jetstreamManager(nc), concurrency: 2, ackWaitMs: 5_000, logger });
+  queue = await createNatsJobQueue({ js: jetstream(nc), jsm: await jetstreamManager(nc), concurrency: 2, ackWaitMs: 5_000, replicas: 1, logger });
   await queue.start(async (j) => {
     handled.push(j.subscriptionKey);
     return { done: true };
@@ -73,7 +73,7 @@ describe('the shared delivery consumer', () => {
     // An older hub made it with a cap of 20,000: opening the queue again lifts it.
     const jsm = await jetstreamManager(nc);
     await jsm.consumers.update(DELIVERY_STREAM, DELIVERY_CONSUMER, { max_ack_pending: 20_000 });
-    const reopened = await createNatsJobQueue({ js: jetstream(nc), jsm, concurrency: 1, ackWaitMs: 5_000, logger });
+    const reopened = await createNatsJobQueue({ js: jetstream(nc), jsm, concurrency: 1, ackWaitMs: 5_000, replicas: 1, logger });
     await reopened.close();
     expect((await jsm.consumers.info(DELIVERY_STREAM, DELIVERY_CONSUMER)).config.max_ack_pending).toBe(-1);
   });

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describeJobQueueContract('NATS JetStream work queue', async (concurrency) => {
   const jsm = await jetstreamManager(nc);
-  const queue = await createNatsJobQueue({ js: jetstream(nc), jsm, concurrency, ackWaitMs: 5_000, logger: silentLogger });
+  const queue = await createNatsJobQueue({ js: jetstream(nc), jsm, concurrency, ackWaitMs: 5_000, replicas: 1, logger: silentLogger });
   return {
     queue,
     // Each test starts from an empty stream.

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 const FEED_NAMESPACE = '031cba91-26dc-4cc1-8d90-49308eb016ca';
 
 /** A name-based UUID (version 5, SHA-1; RFC 9562 §5.5): the same namespace and name always give the same UUID. */
-export function nameBasedUuid(namespace: string, name: string): string {
+function nameBasedUuid(namespace: string, name: string): string {
   const hash = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;

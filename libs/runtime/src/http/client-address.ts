@@ -11,7 +11,7 @@ import ipaddr from 'ipaddr.js';
  * connecting address: trusting the header otherwise would let a client that reaches the service
  * directly pick a new identity per request.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | readonly string[] | undefined, trustedHops: number): string {
+function clientAddress(socketAddress: string | undefined, forwardedFor: string | readonly string[] | undefined, trustedHops: number): string {
   const peer = socketAddress ?? 'unknown';
   if (trustedHops === 0 || forwardedFor === undefined) return peer;
   // node:http joins repeated X-Forwarded-For fields with ", " already; the typings allow a list.
@@ -32,7 +32,7 @@ export function ipLiteral(hostname: string): string | null {
  * /64 (SLAAC, privacy addresses), so keying on the full address would let it take a fresh one per
  * request.
  */
-export function clientKey(address: string): string {
+function clientKey(address: string): string {
   if (!ipaddr.IPv6.isValid(address)) return address;
   const ip = ipaddr.IPv6.parse(address);
   if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();

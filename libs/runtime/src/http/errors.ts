@@ -3,7 +3,7 @@ import type { ErrorEnvelope, Issue } from '@reviews/domain';
 import { JSON_CONTENT_TYPE } from '@reviews/domain';
 import { setCorsHeaders } from './cors.js';
 
-export function errorEnvelope(error: string, message: string, issues?: readonly Issue[]): ErrorEnvelope {
+function errorEnvelope(error: string, message: string, issues?: readonly Issue[]): ErrorEnvelope {
   return issues === undefined ? { error, message } : { error, message, issues: [...issues] };
 }
 

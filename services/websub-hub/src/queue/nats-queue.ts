@@ -36,7 +36,7 @@ export interface NatsJobQueueOptions {
   /** Longer than one delivery (15 s total timeout); a replica that dies mid-job loses it after this. */
   readonly ackWaitMs: number;
   /** Stream replicas (NATS_REPLICAS) when this process creates the stream. */
-  readonly replicas?: number;
+  readonly replicas: number;
   readonly logger: Logger;
 }
 
@@ -50,7 +50,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   const { js, jsm, logger } = options;
   const pulling = outageLog(logger, 'pulling delivery jobs');
   const openQueue = async () => {
-    await ensureStream(jsm, options.replicas ?? 1);
+    await ensureStream(jsm, options.replicas);
     await ensureConsumer(jsm, options);
   };
   await openQueue();
