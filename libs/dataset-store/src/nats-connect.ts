@@ -36,6 +36,14 @@ export function connectNats(access: NatsAccess, settings: NatsConnectSettings): 
 }
 
 /**
+ * How a long-running service connects: an attempt may take 2 s (the service retries while NATS is
+ * down, serving what it has), and once connected it reconnects forever, a second apart.
+ */
+export function connectServiceNats(access: NatsAccess, service: string): Promise<NatsConnection> {
+  return connectNats(access, { name: service, timeout: 2_000, maxReconnectAttempts: -1, reconnectTimeWait: 1_000 });
+}
+
+/**
  * nats.js's transport closes only a socket whose handshake finished: a dial that timed out waiting for the
  * server's INFO (a hung server still accepting TCP) left its socket open, one per attempt while the
  * server hung, and kept the publish CLI from ever exiting.

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
-import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry } from '@reviews/runtime';
+import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry, wakeablePause } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
-import { connectNats } from './nats-connect.js';
+import { connectServiceNats } from './nats-connect.js';
 import { openDatasetBuckets, type DatasetBuckets } from './nats-store.js';
 import { DATASET_OBJECT_BUCKET, earlierPointers, POINTER_BUCKET, POINTER_KEY, readPointer, type DatasetPointer } from './nats-layout.js';
 import { readDatasetObject } from './nats-object-read.js';
@@ -24,10 +24,8 @@ export interface NatsDatasetSourceOptions {
   readonly registry: Registry;
 }
 
-/** First connection attempts: how long one may take, and the pause between them while NATS is down. */
-const CONNECT_TIMEOUT_MS = 2_000;
+/** The pause between first connection attempts while NATS is down, and between failed watches. */
 const RETRY_DELAY_MS = 1_000;
-const RECONNECT_WAIT_MS = 1_000;
 /** While the watch keeps failing, one warning per this many attempts (about a minute). */
 const WATCH_WARN_EVERY = 60;
 /**
@@ -69,7 +67,8 @@ export class NatsDatasetSource implements DatasetSource {
   /** Whether the consumer has served any version this source offered: until then a refused pointer sends it back in history. */
   private served = false;
   private queue: Promise<void> = Promise.resolve();
-  private retryTimer: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  /** The wait between attempts, which close() cuts short. */
+  private readonly retryWait = wakeablePause();
   private running: Promise<void> | null = null;
   /** Aborted by close(): cuts short an object read in progress. */
   private readonly closing = new AbortController();
@@ -98,7 +97,7 @@ export class NatsDatasetSource implements DatasetSource {
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort(new Error('the source was closed'));
-    this.retryTimer?.wake();
+    this.retryWait.wake();
     this.watcher?.stop();
     await this.nc?.close().catch(() => undefined);
     await this.running;
@@ -147,7 +146,7 @@ export class NatsDatasetSource implements DatasetSource {
         initial.resolve();
       }
       // The watch ends on close and when a reconnect restarts it (see followStatus).
-      if (!this.closed) await this.pause(RETRY_DELAY_MS);
+      if (!this.closed) await this.retryWait.pause(RETRY_DELAY_MS);
     }
     initial.resolve();
   }
@@ -155,12 +154,7 @@ export class NatsDatasetSource implements DatasetSource {
   private async connectUntilClosed(initial: Deferred): Promise<NatsConnection | null> {
     for (let attempt = 1; !this.closed; attempt++) {
       try {
-        const nc = await connectNats(this.options.nats, {
-          name: this.options.service,
-          timeout: CONNECT_TIMEOUT_MS,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: RECONNECT_WAIT_MS,
-        });
+        const nc = await connectServiceNats(this.options.nats, this.options.service);
         if (this.closed) {
           await nc.close();
           return null;
@@ -174,7 +168,7 @@ export class NatsDatasetSource implements DatasetSource {
           // Nothing can be delivered yet; let the caller go on (readiness stays false until a dataset arrives).
           initial.resolve();
         }
-        await this.pause(RETRY_DELAY_MS);
+        await this.retryWait.pause(RETRY_DELAY_MS);
       }
     }
     return null;
@@ -344,19 +338,6 @@ export class NatsDatasetSource implements DatasetSource {
     this.connected = connected;
     this.detail = detail;
     this.connectedGauge.set({ service: this.options.service }, connected ? 1 : 0);
-  }
-
-  /** A delay that close() cuts short. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.retryTimer = null;
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.retryTimer = { timer, wake };
-    });
   }
 }
 

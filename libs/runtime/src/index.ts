@@ -21,3 +21,4 @@ export * from './http/compose.js';
 export * from './tracing.js';
 export * from './lru.js';
 export { inRequestSpan } from './http/trace-requests.js';
+export * from './wakeable-pause.js';

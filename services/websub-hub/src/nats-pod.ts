@@ -1,13 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, type PodApp, type PodContext } from '@reviews/dataset-store';
-import { displayedServers, observeRequest, READ_AND_POST_METHODS, type NatsAccess } from '@reviews/runtime';
+import { connectServiceNats, type PodApp, type PodContext } from '@reviews/dataset-store';
+import { displayedServers, observeRequest, READ_AND_POST_METHODS, wakeablePause, type NatsAccess } from '@reviews/runtime';
 import { createNatsWebSubHub } from './compose.js';
 import { HUB_ROUTE, HUB_SERVICE, hubPodHandler, type WebSubHub } from './hub.js';
 import { createUnavailableHubHandler } from './http-handler.js';
 
-/** How long one connection attempt may take, and the pause between attempts to open the hub's state. */
-const CONNECT_TIMEOUT_MS = 2_000;
-const RECONNECT_WAIT_MS = 1_000;
+/** The pause between attempts to open the hub's state. */
 const RETRY_DELAY_MS = 2_000;
 /** While it keeps failing, one warning per this many attempts (about a minute), not one every 2 s. */
 const WARN_EVERY_ATTEMPTS = 30;
@@ -25,22 +23,14 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
   let started = false;
   let problem = `connecting to NATS at ${displayedServers(nats)}`;
   let closed = false;
-  let wake: (() => void) | null = null;
-  const pause = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const retryWait = wakeablePause();
 
   const opening = (async () => {
     for (let attempt = 1; !closed; attempt++) {
       try {
         // A connection NATS closed for good (credentials revoked) is replaced while nothing uses it yet.
         if (hub === null && nc?.isClosed()) nc = null;
-        nc ??= await connectNats(nats, { name: HUB_SERVICE, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS });
+        nc ??= await connectServiceNats(nats, HUB_SERVICE);
         if (closed) return;
         // Created once: the hub registers its metrics. Opening the bucket and the work queue comes first and is retried whole.
         hub ??= await createNatsWebSubHub({ config, logger, metrics, snapshots, nc, replicas: config.NATS_REPLICAS });
@@ -52,7 +42,7 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
       } catch (error) {
         problem = `cannot open its state in NATS at ${displayedServers(nats)} (attempt ${attempt}): ${(error as Error).message}`;
         if (attempt % WARN_EVERY_ATTEMPTS === 1) logger.warn({ err: error, attempt }, 'websub-hub cannot open its state in NATS; retrying, subscription requests get 503 meanwhile');
-        await pause(RETRY_DELAY_MS);
+        await retryWait.pause(RETRY_DELAY_MS);
       }
     }
   })();
@@ -73,7 +63,7 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
     readiness: (dataset) => (started ? dataset : { ...dataset, ready: false, source: { ...dataset.source, detail: `${dataset.source.detail}; websub-hub ${problem}` } }),
     stopTakingWork: () => {
       closed = true;
-      wake?.();
+      retryWait.wake();
       hub?.stopTakingWork();
     },
     close: async () => {

@@ -8,7 +8,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { Logger } from '@reviews/runtime';
+import { wakeablePause, type Logger } from '@reviews/runtime';
 import { notFound, remakingWhenGone } from '../jetstream-loss.js';
 import { outageLog } from '../outage-log.js';
 import { CRASHED_JOB_RETRY_MS, jobId, type DeliveryJob, type JobHandler, type JobQueue } from './job-queue.js';
@@ -63,20 +63,12 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
   const running = new Set<Promise<void>>();
   let loop: Promise<void> | null = null;
   let closing = false;
-  let wake: (() => void) | null = null;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const retryWait = wakeablePause();
 
   // Jobs a fetch under way still brings are released (nak) as they arrive.
   const stopTaking = (): void => {
     closing = true;
-    wake?.();
+    retryWait.wake();
   };
 
   const handleMessage = async (m: JsMsg, handler: JobHandler): Promise<void> => {
@@ -126,7 +118,7 @@ export async function createNatsJobQueue(options: NatsJobQueueOptions): Promise<
           } catch (error) {
             if (closing) break;
             pulling.failed(error);
-            await pause(FETCH_RETRY_MS);
+            await retryWait.pause(FETCH_RETRY_MS);
           }
         }
       })();
