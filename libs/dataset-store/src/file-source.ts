@@ -254,7 +254,7 @@ export class FileDatasetSource implements DatasetSource {
       this.#health = { connected: false, detail };
       return;
     }
-    const version = contentHash(bytes).slice(0, 32);
+    const version = contentHash(bytes);
     if (version === this.#lastVersion || this.#closed) return;
     this.#lastVersion = version;
     try {

@@ -32,8 +32,12 @@ export interface Representation {
 /** Below this size compression saves less than its headers cost. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
+/**
+ * The hash ETags and dataset versions are made of: the first 192 bits of SHA-256, in base64url (32
+ * characters), the same on every replica for the same bytes.
+ */
 export function contentHash(bytes: Buffer | string): string {
-  return createHash('sha256').update(bytes).digest('base64url');
+  return createHash('sha256').update(bytes).digest('base64url').slice(0, 32);
 }
 
 /**
@@ -122,7 +126,7 @@ export function lastModifiedAfter(publishedAt: Date, previousMs: number | null, 
 
 export function createRepresentation(body: Buffer | string, contentType: string, lastModified: LastModified, compress: Compress = compressBody): Representation {
   const identityBody = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  const hash = contentHash(identityBody).slice(0, 32);
+  const hash = contentHash(identityBody);
   const compressed = identityBody.length >= COMPRESSION_THRESHOLD_BYTES ? compress(identityBody, hash) : null;
   return {
     contentType,

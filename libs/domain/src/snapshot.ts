@@ -65,7 +65,7 @@ export function datasetVersion(input: DatasetInput): string {
 
 /** The version of the input whose canonical bytes (or their text) these are: a publisher holding the bytes need not serialise the input again. */
 export function canonicalBytesVersion(canonical: Buffer | string): string {
-  return contentHash(canonical).slice(0, 32);
+  return contentHash(canonical);
 }
 
 /** The same version from the bytes' SHA-256 digest in hex (as the NATS pointer records it): no second hash. */

@@ -41,7 +41,7 @@ export function resultLastModified(snapshot: Snapshot): Pick<Representation, 'la
 export function createQueryRepresentation(value: unknown, snapshot: Snapshot): Representation {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   const { lastModified, lastModifiedMs, lastModifiedShared } = resultLastModified(snapshot);
-  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, lastModifiedShared, identity: variantOf('identity', body, contentHash(body).slice(0, 32)), gzip: null, br: null };
+  return { contentType: JSON_CONTENT_TYPE, lastModified, lastModifiedMs, lastModifiedShared, identity: variantOf('identity', body, contentHash(body)), gzip: null, br: null };
 }
 
 /** The coding a request gets for this result once every variant it may have exists. */

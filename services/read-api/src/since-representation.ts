@@ -49,6 +49,6 @@ export function createSinceRepresentation(snapshot: Snapshot, date: string): Rep
   // One copy of the cut: the reviews are most of the body (11 MB at 20,000 reviews).
   const reviews = count === 0 ? Buffer.from('[') : body.subarray(arrayStart, ends[count - 1]);
   const bytes = Buffer.concat([Buffer.from(`{"since":${JSON.stringify(result.since)},"matched":${count},"reviews":`), reviews, Buffer.from(']}')]);
-  const hash = contentHash(`since\n${snapshot.representations.reviews.identity.etag}\n${result.since}\n${count}`).slice(0, 32);
+  const hash = contentHash(`since\n${snapshot.representations.reviews.identity.etag}\n${result.since}\n${count}`);
   return { contentType: JSON_CONTENT_TYPE, ...resultLastModified(snapshot), identity: variantOf('identity', bytes, hash), gzip: null, br: null };
 }
