@@ -48,7 +48,12 @@ export function contentHash(bytes: Buffer | string): string {
  * within its swap budget. Sizes alone pick the settings, so every replica produces the same bytes
  * for the same ETag.
  */
-export function compressionSettings(size: number): { brotliQuality: number; gzipLevel: number } {
+export interface CompressionSettings {
+  readonly brotliQuality: number;
+  readonly gzipLevel: number;
+}
+
+export function compressionSettings(size: number): CompressionSettings {
   if (size <= 64 * 1024) return { brotliQuality: 10, gzipLevel: 9 };
   if (size <= 1024 * 1024) return { brotliQuality: 9, gzipLevel: 9 };
   return { brotliQuality: 6, gzipLevel: 6 };
@@ -64,14 +69,14 @@ export interface CompressedBodies {
 /** Compresses an identity body whose content hash is `hash` (a memo may key on it). */
 export type Compress = (identity: Buffer, hash: string) => CompressedBodies;
 
-/** gzip with the level the body's size picks: the same bytes on every replica. */
-export function gzipBody(identity: Buffer): Buffer {
-  return gzipSync(identity, { level: compressionSettings(identity.length).gzipLevel });
+/** gzip with the level the body's size picks (or fixed `settings`): the same bytes on every replica. */
+export function gzipBody(identity: Buffer, settings: CompressionSettings = compressionSettings(identity.length)): Buffer {
+  return gzipSync(identity, { level: settings.gzipLevel });
 }
 
-/** brotli with the quality the body's size picks: the same bytes on every replica. */
-export function brotliBody(identity: Buffer): Buffer {
-  return brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: compressionSettings(identity.length).brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } });
+/** brotli with the quality the body's size picks (or fixed `settings`): the same bytes on every replica. */
+export function brotliBody(identity: Buffer, settings: CompressionSettings = compressionSettings(identity.length)): Buffer {
+  return brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } });
 }
 
 export function compressBody(identity: Buffer): CompressedBodies {

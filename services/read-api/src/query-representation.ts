@@ -1,5 +1,4 @@
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { COMPRESSION_THRESHOLD_BYTES, contentHash, JSON_CONTENT_TYPE, representationHash, variantOf, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
+import { brotliBody, COMPRESSION_THRESHOLD_BYTES, contentHash, gzipBody, JSON_CONTENT_TYPE, representationHash, variantOf, type CompressionSettings, type ContentCoding, type Representation, type Snapshot } from '@reviews/domain';
 import { chooseContentCoding } from '@reviews/runtime';
 
 /**
@@ -14,8 +13,7 @@ const MAX_COMPRESSED_BYTES = 1024 * 1024;
  * a cache miss while the client waits, so cheap ones. Fixed, never tuned per request or per body,
  * so every replica produces the same bytes under the same ETag.
  */
-const GZIP_LEVEL = 6;
-const BROTLI_QUALITY = 5;
+const QUERY_COMPRESSION: CompressionSettings = { gzipLevel: 6, brotliQuality: 5 };
 
 const ALL_CODINGS: ReadonlySet<ContentCoding> = new Set(['identity', 'gzip', 'br']);
 const IDENTITY_ONLY: ReadonlySet<ContentCoding> = new Set(['identity']);
@@ -53,10 +51,7 @@ function negotiatedCoding(representation: Representation, acceptEncoding: string
 
 function compress(representation: Representation, coding: 'gzip' | 'br'): Representation {
   const { body } = representation.identity;
-  const compressed =
-    coding === 'gzip'
-      ? gzipSync(body, { level: GZIP_LEVEL })
-      : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  const compressed = coding === 'gzip' ? gzipBody(body, QUERY_COMPRESSION) : brotliBody(body, QUERY_COMPRESSION);
   return { ...representation, [coding]: variantOf(coding, compressed, representationHash(representation)) };
 }
 
