@@ -115,9 +115,13 @@ function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerRespo
 const INVALID_DATE = 'The date must be a real calendar date in the form YYYY-MM-DD.';
 const NO_PARAMETERS = 'This endpoint takes no query parameters; the date goes in the path.';
 
-/** The 400 of a since request, listing every problem: the date's `dateIssues`, then each query parameter it was sent. */
-function refuseSince(req: Request, res: Response, dateIssues: readonly Issue[]): void {
-  const unexpected = unexpectedParameters(groupQuery(splitTarget(req.url).query));
+/** The query parameters a since request was sent, each an issue: the endpoint takes none. */
+function sinceParameterIssues(req: Request): Issue[] {
+  return unexpectedParameters(groupQuery(splitTarget(req.url).query));
+}
+
+/** The 400 of a since request, listing every problem: the date's `dateIssues`, then each query parameter it was sent (`unexpected`). */
+function refuseSince(res: Response, dateIssues: readonly Issue[], unexpected: readonly Issue[]): void {
   const issues = [...dateIssues, ...unexpected];
   if (dateIssues.length === 0) sendError(res, 400, 'invalid_query', NO_PARAMETERS, { issues });
   else sendError(res, 400, 'invalid_date', unexpected.length === 0 ? INVALID_DATE : `${INVALID_DATE} ${NO_PARAMETERS}`, { issues });
@@ -140,9 +144,9 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
     SINCE_ROUTE,
     withSnapshot((snapshot, req, res) => {
       const parsed = parseSinceDate(String(req.params.date));
-      if (!parsed.ok) return refuseSince(req, res, parsed.issues);
       // Refused rather than ignored, as search does: a client sending `?limit=5` must not think it was obeyed.
-      if (unexpectedParameters(groupQuery(splitTarget(req.url).query)).length > 0) return refuseSince(req, res, []);
+      const unexpected = sinceParameterIssues(req);
+      if (!parsed.ok || unexpected.length > 0) return refuseSince(res, parsed.ok ? [] : parsed.issues, unexpected);
       const { date } = parsed;
       const representation = withSyncSpan('reviews since', { attributes: { 'http.route': SINCE_ROUTE, 'dataset.version': snapshot.version } }, () =>
         cache.get(snapshot, normalizedKey('since', { date }), negotiableAcceptEncoding(req), () => createSinceRepresentation(snapshot, date)),
@@ -158,16 +162,21 @@ function createQueryApp({ logger, snapshots }: ReadApiDeps, cache: QueryCache): 
   // errors keep the envelope. Never an HTML page or a stack trace.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = (error as { status?: unknown }).status;
-    if (error instanceof URIError && status === 400) return refuseSince(req, res, [{ code: 'custom', path: ['date'], message: 'is not valid percent-encoded UTF-8' }]);
+    if (error instanceof URIError && status === 400) return refuseSince(res, [{ code: 'custom', path: ['date'], message: 'is not valid percent-encoded UTF-8' }], sinceParameterIssues(req));
     if (typeof status === 'number' && status >= 400 && status < 500) {
       sendError(res, status, 'bad_request', 'The request could not be understood.');
       return;
     }
-    logger.error({ err: error, path: splitTarget(req.originalUrl).path }, 'request failed');
-    if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
-    else res.destroy();
+    answerFailure(res, logger, error, splitTarget(req.originalUrl).path);
   });
   return app;
+}
+
+/** A request the read API failed on: logged, and answered 500 unless the response had begun (then cut short). */
+function answerFailure(res: ServerResponse, logger: Logger, error: unknown, path: string): void {
+  logger.error({ err: error, path }, 'request failed');
+  if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
+  else res.destroy();
 }
 
 /**
@@ -203,9 +212,7 @@ export function createReadApi(deps: ReadApiDeps): RequestHandler {
       try {
         inRequestSpan(res, () => answerSearch(snapshot, req, res, cache));
       } catch (error) {
-        logger.error({ err: error, path }, 'request failed');
-        if (!res.headersSent) sendError(res, 500, 'internal_error', 'The server failed to answer this request.');
-        else res.destroy();
+        answerFailure(res, logger, error, path);
       }
       return;
     }
