@@ -131,7 +131,7 @@ describe('synchronous refusals never reach the callback', () => {
     // The URL parser would strip them and find the topic; they are no part of a URL.
     ['topic with a trailing newline', () => ({ ...valid('r24'), 'hub.topic': `${TOPIC_URLS.reviews}\n` }), /^hub\.topic: must not contain whitespace/],
     ['missing hub.callback', () => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews }), /hub\.callback/],
-    ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /https/],
+    ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /^hub\.callback: must be an https: URL\n$/],
     ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
     ['callback with a fragment', () => ({ ...valid('r9'), 'hub.callback': `${subscriber.url('r9')}#frag` }), /fragment/],
     ['callback over 2048 characters', () => ({ ...valid('r10'), 'hub.callback': `${subscriber.url('r10')}?pad=${'a'.repeat(2048)}` }), /2048/],
@@ -168,6 +168,17 @@ describe('synchronous refusals never reach the callback', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.text).toMatch(reason);
+  });
+
+  it('counts each refusal under the mode it asked for: an operator sees which requests go wrong', async () => {
+    const before = await metricValue(hub.metrics, 'websub_requests_total', { mode: 'unsubscribe', outcome: 'rejected' });
+    expect((await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': `${TOPIC_URLS.reviews}x`, 'hub.callback': subscriber.url('r35') })).status).toBe(400);
+    expect(await metricValue(hub.metrics, 'websub_requests_total', { mode: 'unsubscribe', outcome: 'rejected' })).toBe(before + 1);
+  });
+
+  it('takes a secret of 199 bytes, the most W3C WebSub allows (fewer than 200)', async () => {
+    const res = await hub.post({ ...valid('secret199'), 'hub.secret': `${'é'.repeat(99)}x` });
+    expect(res.status).toBe(202);
   });
 
   it('wrong content type → 415, other methods → 405 with Allow, the same headers for HEAD as for GET', async () => {
@@ -315,13 +326,15 @@ describe('subscription state table (spec §3)', () => {
     expect(subscriber.verifications('cased')[1]?.query.get('hub.topic')).toBe('https://REVIEWS.example.com:/reviews.json');
   });
 
-  it.each([
-    ['a wrong body', 'wrongbody', { status: 200, body: 'not-the-challenge' }],
-    ['a 404', 'notfound', { status: 404 }],
-    ['a redirect (never followed)', 'redirect', { status: 302, headers: { location: '/cb/redirect-target' } }],
-  ] as const)('pending → rejected on %s: never activated', async (_label, name, reply) => {
-    subscriber.behave(name, (req) => (req.method === 'GET' ? reply : { status: 204 }));
-    const outcome = name === 'wrongbody' ? 'wrong_body' : 'wrong_status';
+  it.each<[string, string, (req: Received) => Reply]>([
+    ['a wrong body', 'wrongbody', () => ({ status: 200, body: 'not-the-challenge' })],
+    // An error or search page that repeats its query would otherwise confirm any subscription to its URL.
+    ['a page holding the challenge among other text', 'echopage', (req) => ({ status: 200, body: `<p>No results for ${req.query.get('hub.challenge') ?? ''}</p>` })],
+    ['a 404', 'notfound', () => ({ status: 404 })],
+    ['a redirect (never followed)', 'redirect', () => ({ status: 302, headers: { location: '/cb/redirect-target' } })],
+  ])('pending → rejected on %s: never activated', async (_label, name, reply) => {
+    subscriber.behave(name, (req) => (req.method === 'GET' ? reply(req) : { status: 204 }));
+    const outcome = name === 'wrongbody' || name === 'echopage' ? 'wrong_body' : 'wrong_status';
     const before = await metricValue(hub.metrics, 'websub_verifications_total', { mode: 'subscribe', outcome });
     await subscribe(subscriber.url(name));
     await waitFor(() => subscriber.verifications(name).length === 1, 5000, 'challenge');
@@ -373,6 +386,17 @@ describe('subscription state table (spec §3)', () => {
     expect(await stored(callback)).toBeNull();
     expect(await metricValue(hub.metrics, 'websub_denials_total', { reason: 'delivery-failed-3-times' })).toBeGreaterThanOrEqual(1);
     expect(await metricValue(hub.metrics, 'websub_delivery_retries_total', { topic: 'reviews' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a redirect answering a notification is a failed delivery, never followed', async () => {
+    const callback = subscriber.url('moved');
+    await subscribeVerified('moved');
+    subscriber.behave('moved', (req) => (req.method === 'POST' ? { status: 301, headers: { location: '/cb/moved-target' } } : 'echo'));
+    const snapshot = await publishChange();
+    await waitFor(async () => (await stored(callback))?.failures === 1, 5000, 'the first failure recorded');
+    expect(await stored(callback)).toMatchObject({ lastStatus: 301 });
+    expect((await stored(callback))?.deliveredEtag).not.toBe(snapshot.topic('reviews').identity.etag);
+    expect(subscriber.requests('moved-target')).toEqual([]);
   });
 
   it('a 2xx resets the failure count', async () => {

@@ -159,8 +159,8 @@ describe('outbound client (real HTTPS on loopback)', () => {
   });
 });
 
-/** A DNS server on loopback: answers A queries for the names in `answers`, an empty NOERROR for their AAAA, and never answers any other name. */
-async function dnsServer(answers: Record<string, string>): Promise<{ address: string; queries: string[]; close: () => void }> {
+/** A DNS server on loopback: answers A queries for the names in `answers` (one record per address), an empty NOERROR for their AAAA, and never answers any other name. */
+async function dnsServer(answers: Record<string, string | readonly string[]>): Promise<{ address: string; queries: string[]; close: () => void }> {
   const socket = createSocket('udp4');
   const queries: string[] = [];
   socket.on('message', (query, peer) => {
@@ -174,16 +174,17 @@ async function dnsServer(answers: Record<string, string>): Promise<{ address: st
     }
     const name = labels.join('.').toLowerCase();
     queries.push(name);
-    const address = answers[name];
-    if (address === undefined) return;
+    const known = answers[name];
+    if (known === undefined) return;
     const isA = query.readUInt16BE(at + 1) === 1;
-    const answer = isA ? Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]) : Buffer.alloc(0);
+    const addresses = isA ? (typeof known === 'string' ? [known] : known) : [];
+    const records = addresses.map((address) => Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]));
     const header = Buffer.from(query.subarray(0, 12));
     header.writeUInt16BE(0x8180, 2);
     header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(isA ? 1 : 0, 6);
+    header.writeUInt16BE(records.length, 6);
     header.writeUInt32BE(0, 8);
-    socket.send(Buffer.concat([header, query.subarray(12, at + 5), answer]), peer.port, peer.address);
+    socket.send(Buffer.concat([header, query.subarray(12, at + 5), ...records]), peer.port, peer.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return { address: `127.0.0.1:${socket.address().port}`, queries, close: () => socket.close() };
@@ -207,6 +208,19 @@ describe('callback host names', () => {
       // Asked as given, no search domain appended.
       expect(new Set(dns.queries)).toContain('silent-39.test');
       expect(dns.queries.every((name) => name.endsWith('.test'))).toBe(true);
+    } finally {
+      await client.close();
+      dns.close();
+    }
+  });
+
+  it('refuses a name with any private address among public ones, whichever comes first: the connection may go to any of them', async () => {
+    const dns = await dnsServer({ 'mixed.test': ['93.184.216.34', '10.0.0.7'] });
+    const resolver = new Resolver({ timeout: 500, tries: 2 });
+    resolver.setServers([dns.address]);
+    const client = createOutboundClient({ allowPrivateAddresses: false, userAgent: 'test', resolver });
+    try {
+      expect(await client.send({ method: 'GET', url: 'https://mixed.test/cb', keepBodyBytes: 0 })).toMatchObject({ ok: false, reason: 'blocked' });
     } finally {
       await client.close();
       dns.close();
