@@ -43,7 +43,7 @@ describe('WebSub values: the chart refuses exactly what the services refuse', ()
   });
 
   /** What loadConfig says about the chart's environment with these websub values. */
-  function servicesAccept(websub: Record<string, number>): boolean {
+  function servicesAccept(websub: Record<string, number | string>): boolean {
     const env = { ...renderedEnv };
     for (const [key, value] of Object.entries(websub)) env[`WEBSUB_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`] = String(value);
     try {
@@ -66,6 +66,11 @@ describe('WebSub values: the chart refuses exactly what the services refuse', ()
     ['accepted', { trustedProxyHops: 2 }, ''],
     ['refused', { trustedProxyHops: -1 }, 'websub.trustedProxyHops'],
     ['refused', { trustedProxyHops: 1.5 }, 'websub.trustedProxyHops'],
+    ['refused', { leaseMinSeconds: 0, leaseDefaultSeconds: 3600 }, 'websub.leaseMinSeconds'],
+    ['accepted', { retryDelaysMs: '0,1000,60000' }, ''],
+    ['refused', { retryDelaysMs: '1000,' }, 'websub.retryDelaysMs'],
+    ['refused', { retryDelaysMs: '1000,,2000' }, 'websub.retryDelaysMs'],
+    ['refused', { retryDelaysMs: '1000, 2000' }, 'websub.retryDelaysMs'],
   ])('%s: %j', async (outcome, websub, message) => {
     expect(servicesAccept(websub)).toBe(outcome === 'accepted');
     const result = await template({ websub });
