@@ -183,15 +183,12 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
   // Off (no OTEL_* exporter): the handler runs bare, not even a no-op span per request.
   const traced = tracingEnabled() ? traceRequests : (handler: RequestHandler) => handler;
   const serve = traced(options.handler);
-  const handler = withProbes(
-    (req, res) => {
-      // Keep-alive clients must reconnect (to another replica) once this one is draining.
-      if (shuttingDown) res.setHeader('Connection', 'close');
-      serve(req, res);
-    },
-    options.readiness,
-    () => shuttingDown,
-  );
+  const probed = withProbes(serve, options.readiness, () => shuttingDown);
+  const handler: RequestHandler = (req, res) => {
+    // Keep-alive clients must reconnect (to another replica) once this one is draining.
+    if (shuttingDown) res.setHeader('Connection', 'close');
+    probed(req, res);
+  };
   const unparsed = unparsedRequestsCounter(options.metrics);
   const server = createHttpServer(handler, {
     // Refused requests get their span and log ids too: "every request on the service port" is traced.

@@ -22,6 +22,10 @@ describe('chooseContentCoding', () => {
     ['br;q=0.8, identity;q=0.9', 'identity'],
     ['gzip;q=1.0, br;q=1.000', 'br'],
     ['br;q=2, gzip', 'gzip'],
+    // Above 1 or with more than three decimals, a qvalue voids its element (RFC 9110 §12.4.2).
+    ['br;q=1.5, gzip;q=0.9', 'gzip'],
+    ['br;q=0.5000, gzip;q=0.1', 'gzip'],
+    ['br;q=0.001, gzip;q=0', 'br'],
     ['br;q=abc', 'identity'],
     ['deflate', 'identity'],
   ] as const)('%p -> %p', (header, expected) => {

@@ -408,6 +408,20 @@ describe('startHttpService', () => {
       expect(client.responses()[1]).toMatch(/^HTTP\/1\.1 200 [^]*\r\nConnection: close\r\n[^]*done$/);
     });
 
+    it('answers /readyz on such a connection 503 shutting_down: the service tells its probes it is draining', async () => {
+      const { service: s } = await start(hello);
+      const client = await keepAliveConnection(s.url);
+      client.send('/readyz');
+      await waitFor(() => client.responses().length === 1, 5_000, 'the first readiness answer');
+      expect(client.responses()[0]).toMatch(/^HTTP\/1\.1 200 /);
+      const stopping = s.shutdown('test');
+      client.send('/readyz');
+      await waitFor(() => client.state.closed, 5_000, 'the connection closed');
+      await stopping;
+      service = null;
+      expect(client.responses()[1]).toMatch(/^HTTP\/1\.1 503 [^]*\r\nConnection: close\r\n[^]*"status":"shutting_down"/);
+    });
+
     it('closes a connection that stays idle through the grace, so shutdown does not wait for it', async () => {
       const { service: s } = await start(hello);
       const client = await keepAliveConnection(s.url);
