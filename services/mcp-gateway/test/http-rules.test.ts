@@ -435,10 +435,13 @@ describe('POST /mcp HTTP rules', () => {
     it('counts the tool calls of a batch like single calls', async () => {
       const count = async (tool: string, outcome: string) =>
         (await gateway.metrics.registry.getSingleMetric('mcp_tool_calls_total')?.get())?.values.find((v) => v.labels['tool'] === tool && v.labels['outcome'] === outcome)?.value ?? 0;
-      const [ok, unknown] = [await count('get_business', 'ok'), await count('unknown', 'error')];
-      await post(gateway.url, [getBusiness, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'delete_reviews' } }], speaking(null));
+      const [ok, unknown, failed] = [await count('get_business', 'ok'), await count('unknown', 'error'), await count('get_aspect_sentiment', 'error')];
+      const unknownAspect = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_aspect_sentiment', arguments: { aspect: 'parking' } } };
+      await post(gateway.url, [getBusiness, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'delete_reviews' } }, unknownAspect], speaking(null));
       expect(await count('get_business', 'ok')).toBe(ok + 1);
       expect(await count('unknown', 'error')).toBe(unknown + 1);
+      // A result with isError is a failed call too, as the fast path counts it.
+      expect(await count('get_aspect_sentiment', 'error')).toBe(failed + 1);
     });
 
     // JSON-RPC 2.0 §6: each element that is no valid message gets its own Invalid Request response, id null

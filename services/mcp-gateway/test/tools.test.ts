@@ -200,6 +200,7 @@ describe('MCP tools, resources and prompts', () => {
     it('get_aspect_sentiment finds an aspect by id or label, case-insensitive', async () => {
       const expected = snapshot.insightsDocument.aspects.find((a) => a.id === 'attention_to_detail');
       expect(await ok('get_aspect_sentiment', { aspect: 'attention_to_detail' })).toEqual(expected);
+      expect(await ok('get_aspect_sentiment', { aspect: 'ATTENTION_TO_DETAIL' })).toEqual(expected);
       expect(await ok('get_aspect_sentiment', { aspect: 'Attention To Detail' })).toEqual(expected);
     });
 
