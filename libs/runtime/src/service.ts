@@ -36,7 +36,7 @@ export interface HttpServiceOptions {
   readonly service: string;
   readonly port: number;
   readonly metricsPort: number;
-  /** Loopback in tests; all interfaces otherwise. */
+  /** HOST: the address to listen on; unset, every interface. */
   readonly host?: string;
   readonly shutdownTimeoutMs: number;
   readonly logger: Logger;

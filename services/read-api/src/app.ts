@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { parseSearchQuery, PATHS, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type Issue, type RawQuery, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
+import { groupQueryString, parseSearchQuery, PATHS, parseSinceDate, searchQueryString, topicLinkHeader, unexpectedParameters, type Issue, type Representation, type Snapshot, type TopicName } from '@reviews/domain';
 import type { SnapshotFollower } from '@reviews/dataset-store';
 import {
   inRequestSpan,
@@ -52,16 +52,6 @@ const SEARCH_ROUTE = PATHS.search;
 const SINCE_PREFIX = PATHS.sincePrefix;
 const SINCE_ROUTE = `${PATHS.sincePrefix}:date`;
 
-/** Query string -> name: value(s); a repeated name keeps every value so the parser can refuse it. */
-function groupQuery(query: string): RawQuery {
-  const grouped: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  // URLSearchParams drops a leading "?" as the query's own delimiter; this query was split off after
-  // its delimiter, so a "?" still at its start belongs to the first name (`??rating=5` names "?rating").
-  // A leading "&" adds only an empty pair, which URLSearchParams skips.
-  for (const [name, value] of new URLSearchParams(query.startsWith('?') ? `&${query}` : query)) (grouped[name] ??= []).push(value);
-  return grouped;
-}
-
 /** Route template of a path (the metrics label), or null when no route serves it. */
 function routeOf(path: string): string | null {
   if (DOCUMENTS.has(path) || path === SEARCH_ROUTE) return path;
@@ -95,7 +85,7 @@ const nextPages = new WeakMap<object, SendOptions>();
  * to decode): parameter parsing, then the result memoized per snapshot.
  */
 function answerSearch(snapshot: Snapshot, req: IncomingMessage, res: ServerResponse, cache: QueryCache): void {
-  const parsed = parseSearchQuery(groupQuery(splitTarget(req.url).query));
+  const parsed = parseSearchQuery(groupQueryString(splitTarget(req.url).query));
   if (!parsed.ok) {
     sendError(res, 400, 'invalid_query', 'Invalid search parameters.', { issues: parsed.issues });
     return;
@@ -117,7 +107,7 @@ const NO_PARAMETERS = 'This endpoint takes no query parameters; the date goes in
 
 /** The query parameters a since request was sent, each an issue: the endpoint takes none. */
 function sinceParameterIssues(req: Request): Issue[] {
-  return unexpectedParameters(groupQuery(splitTarget(req.url).query));
+  return unexpectedParameters(groupQueryString(splitTarget(req.url).query));
 }
 
 /** The 400 of a since request, listing every problem: the date's `dateIssues`, then each query parameter it was sent (`unexpected`). */

@@ -2,8 +2,18 @@ import { customIssue, toIssues } from '../issues.js';
 import type { Issue } from '../schemas/documents.js';
 import { SearchParams, searchParamsShape, SinceParams } from '../schemas/search.js';
 
-/** A parsed query string (as Express or `URLSearchParams` grouping gives it): repeated names arrive as arrays. */
+/** A query string's parameters (groupQueryString): every value of a name, so a repeated name can be refused; a single value may be given bare. */
 export type RawQuery = Record<string, string | string[] | undefined>;
+
+/** A request's query string (after its `?`) -> each name with all its values, in order. */
+export function groupQueryString(query: string): RawQuery {
+  const grouped: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  // URLSearchParams drops a leading "?" as the query's own delimiter; this query was split off after
+  // its delimiter, so a "?" still at its start belongs to the first name (`??rating=5` names "?rating").
+  // A leading "&" adds only an empty pair, which URLSearchParams skips.
+  for (const [name, value] of new URLSearchParams(query.startsWith('?') ? `&${query}` : query)) (grouped[name] ??= []).push(value);
+  return grouped;
+}
 
 export type SearchQueryResult = { ok: true; params: SearchParams } | { ok: false; issues: Issue[] };
 export type SinceDateResult = { ok: true; date: string } | { ok: false; issues: Issue[] };
