@@ -1,3 +1,5 @@
+import { withoutTrailingDot } from './host-name.js';
+
 /**
  * Append hub parameters to a callback URL by concatenation (W3C WebSub §5.1.1): the subscriber's
  * own query is kept byte for byte, and a parameter it already carries (even `hub.challenge`) is
@@ -15,5 +17,5 @@ export function withHubParams(callback: string, params: Record<string, string>):
  * Another port or spelling of the same host must not open a fresh budget.
  */
 export function callbackHostKey(hostname: string): string {
-  return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
+  return withoutTrailingDot(hostname);
 }

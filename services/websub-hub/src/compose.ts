@@ -13,6 +13,11 @@ import { recordLifetimeMs } from './subscription.js';
 
 type HubBase = Omit<WebSubHubDeps, 'store' | 'queue'>;
 
+/** How many deliveries one hub process runs at once, whichever queue feeds them. */
+function deliveryConcurrency(deps: HubBase): number {
+  return deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency;
+}
+
 /**
  * Unwritable, DATA_DIR would fail every subscription after its verification, one error log at a time:
  * refused at start instead, naming the variable.
@@ -30,7 +35,7 @@ async function writableDataDir(dir: string): Promise<void> {
 export async function createStandaloneWebSubHub(deps: HubBase & { readonly config: HubConfig & { readonly DATA_DIR: string } }): Promise<WebSubHub> {
   await writableDataDir(deps.config.DATA_DIR);
   const store = await openFileSubscriptionStore(deps.config.DATA_DIR);
-  const queue = createMemoryJobQueue({ concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency, logger: deps.logger });
+  const queue = createMemoryJobQueue({ concurrency: deliveryConcurrency(deps), logger: deps.logger });
   const hub = createWebSubHub({ ...deps, store, queue });
   return {
     ...hub,
@@ -58,7 +63,7 @@ export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promi
   const queue = await createNatsJobQueue({
     js,
     jsm,
-    concurrency: deps.limits?.deliveryConcurrency ?? DEFAULT_LIMITS.deliveryConcurrency,
+    concurrency: deliveryConcurrency(deps),
     ackWaitMs: deps.ackWaitMs ?? 30_000,
     replicas: deps.replicas ?? 1,
     logger: deps.logger,

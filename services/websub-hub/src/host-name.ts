@@ -4,6 +4,11 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 const LDH_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const MAX_NAME_LENGTH = 253;
 
+/** A fully qualified name (`example.com.`) as the same name without its root dot. */
+export function withoutTrailingDot(hostname: string): string {
+  return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
+}
+
 /**
  * Whether a WHATWG-parsed hostname (lower case, IDNs already in punycode) is a DNS name a callback
  * can be reached at. The URL parser takes more (`a..b`, `-a`, `_`, `xn--` labels that decode to
@@ -11,7 +16,7 @@ const MAX_NAME_LENGTH = 253;
  * A trailing dot (fully qualified) is allowed.
  */
 export function isDnsName(hostname: string): boolean {
-  const name = hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
+  const name = withoutTrailingDot(hostname);
   if (name.length > MAX_NAME_LENGTH) return false;
   return name.split('.').every((label) => LDH_LABEL.test(label) && (!label.startsWith('xn--') || isPunycode(label)));
 }
