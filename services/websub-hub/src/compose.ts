@@ -5,6 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { currentDatasetVersion } from '@reviews/dataset-store';
 import { ConfigError } from '@reviews/runtime';
 import { createWebSubHub, DEFAULT_LIMITS, type HubConfig, type WebSubHub, type WebSubHubDeps } from './hub.js';
+import { DELIVERY_HOLD_MS } from './outbound.js';
 import { createMemoryJobQueue } from './queue/memory-queue.js';
 import { createNatsJobQueue } from './queue/nats-queue.js';
 import { openFileSubscriptionStore } from './store/file-store.js';
@@ -49,7 +50,7 @@ export async function createStandaloneWebSubHub(deps: HubBase & { readonly confi
 export interface NatsHubOptions {
   /** The caller's connection; the hub never closes it. */
   readonly nc: NatsConnection;
-  /** How long a delivery job stays with a replica before another one may take it (> one delivery). */
+  /** How long a delivery job stays with a replica before another one may take it; DELIVERY_HOLD_MS unless a test shortens it. */
   readonly ackWaitMs?: number;
   /** NATS_REPLICAS: stream replicas of the hub's bucket and work queue, if this process creates them. */
   readonly replicas?: number;
@@ -64,7 +65,7 @@ export async function createNatsWebSubHub(deps: HubBase & NatsHubOptions): Promi
     js,
     jsm,
     concurrency: deliveryConcurrency(deps),
-    ackWaitMs: deps.ackWaitMs ?? 30_000,
+    ackWaitMs: deps.ackWaitMs ?? DELIVERY_HOLD_MS,
     replicas: deps.replicas ?? 1,
     logger: deps.logger,
   });

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { TOPICS, topicLinkHeader, type Snapshot } from '@reviews/domain';
 import { activeTraceparent, contextFromTraceparent, SpanKind, withSpan, type Logger } from '@reviews/runtime';
 import type { HubMetrics } from './metrics.js';
-import type { OutboundClient } from './outbound.js';
+import { DELIVERY_HOLD_MS, type OutboundClient } from './outbound.js';
 import type { DeliveryJob, JobOutcome, JobQueue } from './queue/job-queue.js';
 import type { Change, SubscriptionStore } from './store/subscription-store.js';
 import { isActive, isDueForSweep, isSubscription, type DeliveryClaim, type Subscription } from './subscription.js';
@@ -21,8 +21,6 @@ const ORIGIN_BUSY_RETRY_MS = 1_000;
 const SLOW_ORIGIN_RETRY_MS = 5_000;
 /** A job whose dataset never shows up here (refused by this replica) is given up after this. */
 const SNAPSHOT_LAG_GIVE_UP_MS = 5 * 60_000;
-/** A claimed delivery lapses after this: longer than one POST (15 s in all), as a job's ack wait is. */
-const DELIVERY_CLAIM_MS = 30_000;
 /** A job waiting for another delivery to the same subscription to end looks again after this. */
 const CLAIMED_RETRY_MS = 500;
 
@@ -196,7 +194,7 @@ async function deliver(job: DeliveryJob, deps: DistributionDeps): Promise<JobOut
     logger.debug({ subscription: found.key, topic: job.topic, seq: job.seq }, 'notification deferred: its callback origin keeps timing out and slow origins have their share of workers');
     return { retryInMs: SLOW_ORIGIN_RETRY_MS };
   }
-  const claim: DeliveryClaim = { etag: job.etag, seq: job.seq, token: randomUUID(), until: t + DELIVERY_CLAIM_MS };
+  const claim: DeliveryClaim = { etag: job.etag, seq: job.seq, token: randomUUID(), until: t + DELIVERY_HOLD_MS };
   const subscription = await store.update(found.key, (cur) =>
     cur && cur.requestedAt === found.requestedAt && !claimedByAnother(cur, job, t) && cur.deliveredEtag !== job.etag && nextAttemptDue(cur, deps.retryDelaysMs) <= t ? { ...cur, delivering: claim } : undefined,
   );

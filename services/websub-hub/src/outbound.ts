@@ -37,6 +37,13 @@ export interface OutboundTimeouts {
 
 export const DEFAULT_TIMEOUTS: OutboundTimeouts = { connectMs: 5_000, headersMs: 10_000, totalMs: 15_000, queueMs: 10_000 };
 
+/**
+ * How long a delivery is held by the replica running it (its claim on the subscription, its job's
+ * ack wait) before another may take it over: one request to the subscriber at its longest (the wait
+ * for a connection, then the whole timeout) and 5 s for the store writes around it.
+ */
+export const DELIVERY_HOLD_MS = DEFAULT_TIMEOUTS.queueMs + DEFAULT_TIMEOUTS.totalMs + 5_000;
+
 /** `busy`: never sent, every connection to the origin stayed taken by others; the subscriber did nothing wrong. */
 export type FailureReason = 'blocked' | 'timeout' | 'tls' | 'network' | 'busy';
 

@@ -33,7 +33,7 @@ export interface NatsJobQueueOptions {
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly concurrency: number;
-  /** Longer than one delivery (15 s total timeout); a replica that dies mid-job loses it after this. */
+  /** Longer than one delivery (DELIVERY_HOLD_MS); a replica that dies mid-job loses it after this. */
   readonly ackWaitMs: number;
   /** Stream replicas (NATS_REPLICAS) when this process creates the stream. */
   readonly replicas: number;
