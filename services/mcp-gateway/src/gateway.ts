@@ -42,8 +42,8 @@ import {
   requestProtocolVersion,
   rpcError,
   rpcErrorResponse,
-  sendJson,
-  sendJsonText,
+  sendRpcJson,
+  sendRpcBody,
   type BodyError,
   type RpcErrorResponse,
 } from './http-rules.js';
@@ -260,7 +260,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     };
     try {
       const responses = await answerBatch(server, batch.elements, { own, observe: (request, response) => responseObserver(request, snapshot, version)(response) });
-      if (responses.length > 0) return sendJsonText(res, 200, jsonArray(responses));
+      if (responses.length > 0) return sendRpcBody(res, 200, jsonArray(responses));
       // MCP 2025-03-26 basic/transports: a batch of notifications or responses only is accepted with 202, no body.
       res.statusCode = 202;
       res.end();
@@ -331,7 +331,7 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
       const snapshot = snapshots.current();
       if (request !== null && version !== null) {
         const answer = ownAnswer(request);
-        if (answer !== null) return sendJson(res, 200, answer);
+        if (answer !== null) return sendRpcJson(res, 200, answer);
         const listed = lists.head(request, snapshot, version);
         if (listed !== null) return sendMemoizedAnswer(req, res, listed, responseTail(request.id));
       }

@@ -288,12 +288,13 @@ export function rpcErrorResponse(code: number, message: string, id: RequestId | 
   return { jsonrpc: '2.0', error: { code, message }, id };
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  sendJsonText(res, status, Buffer.from(JSON.stringify(value)));
+/** A JSON-RPC answer as the SDK sends one: no CORS or Cache-Control of the read API's own JSON (runtime sendJson). */
+export function sendRpcJson(res: ServerResponse, status: number, value: unknown): void {
+  sendRpcBody(res, status, Buffer.from(JSON.stringify(value)));
 }
 
-/** Sends JSON text already serialized. */
-export function sendJsonText(res: ServerResponse, status: number, body: Buffer): void {
+/** sendRpcJson for an answer already serialized. */
+export function sendRpcBody(res: ServerResponse, status: number, body: Buffer): void {
   // Plain node:http calls: express's res.json/res.set would send "application/json; charset=utf-8" and a
   // weak ETag, unlike the SDK's answers and every other JSON response of the service.
   res.statusCode = status;
@@ -303,7 +304,7 @@ export function sendJsonText(res: ServerResponse, status: number, body: Buffer):
 }
 
 export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
-  sendJson(res, status, rpcErrorResponse(code, message, id));
+  sendRpcJson(res, status, rpcErrorResponse(code, message, id));
 }
 
 /**
