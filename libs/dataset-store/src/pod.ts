@@ -1,7 +1,6 @@
 import { createLogger, createMetrics, loadConfigOrExit, requireBaseUrlWithNats, runOrExitOnConfigError, startHttpService, type Config, type HttpService, type Logger, type Metrics, type Readiness, type RequestHandler } from '@reviews/runtime';
 import type { SnapshotFollower } from './follower.js';
 import { startFollowingSnapshots } from './follow.js';
-import { FileDatasetSource } from './file-source.js';
 import { openDatasetSource } from './open-source.js';
 
 export interface PodContext {
@@ -27,7 +26,7 @@ export interface PodApp {
 }
 
 export interface PodOptions {
-  /** `file` pins the dataset to DATASET_FILE even when NATS_URL is set (the standalone default). */
+  /** Where datasets come from (openDatasetSource's `from`). */
   readonly datasetSource?: 'configured' | 'file';
   /** Replaces the process registry (the overhead benchmark measures the service without metrics). */
   readonly metrics?: Metrics;
@@ -44,7 +43,7 @@ export async function runPod(service: string, build: (context: PodContext) => Pr
   if (options.datasetSource !== 'file') await runOrExitOnConfigError(service, () => requireBaseUrlWithNats());
   const logger = createLogger(service, config.LOG_LEVEL);
   const metrics = options.metrics ?? createMetrics(service);
-  const source = options.datasetSource === 'file' ? new FileDatasetSource(config.DATASET_FILE, { logger, metrics: { registry: metrics.registry, service } }) : await openDatasetSource(config, { logger, metrics, service });
+  const source = await openDatasetSource(config, { logger, metrics, service, from: options.datasetSource ?? 'configured' });
   // Not awaited: the pod listens while its first dataset loads (8 s and 9 CPU-seconds at 100,000
   // reviews), so /healthz answers the startup probe, and /readyz (503) and the data endpoints (503 with
   // Retry-After) say it is not ready yet, instead of refusing connections.
