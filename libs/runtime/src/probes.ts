@@ -6,14 +6,8 @@ import { sendPreflight, setCorsHeaders } from './http/cors.js';
 import type { RequestHandler } from './http/server.js';
 import { pathOf } from './http/server.js';
 
-/** What /readyz reports; structurally the dataset follower's health. */
-export interface Readiness {
-  readonly ready: boolean;
-  readonly version: string | null;
-  readonly publishedAt: string | null;
-  readonly source: { readonly connected: boolean; readonly detail: string };
-  readonly lastRejection: string | null;
-}
+/** What /readyz reports (its schema's fields, with `ready` for the status); structurally the dataset follower's health. */
+export type Readiness = Readonly<Omit<ReadinessStatus, 'status'>> & { readonly ready: boolean };
 
 export const HEALTH_PATH = PATHS.health;
 const HEALTHY: HealthStatus = { status: 'ok' };
