@@ -83,9 +83,9 @@ function urlOf(server: Server): string {
  * here; the server's 'close' follows the last of them. A connection lingering after a refused body
  * (closeAfterLingering) ends itself within its own bounds, and the shutdown deadline bounds it too.
  */
-function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet<Socket>): void {
+function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet<Socket>, deadline: number): void {
   NetServer.prototype.close.call(server);
-  for (const socket of connections) endWhenSent(socket);
+  for (const socket of connections) endWhenSent(socket, deadline);
 }
 
 /**
@@ -93,7 +93,7 @@ function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet
  * A keep-alive client sends its next request the moment a response arrives, and one closed then
  * reset the request on the wire: an audit's 16 connections looping on GET each lost one at SIGTERM.
  * Within the grace such a request is served with `Connection: close`, and the client reconnects to
- * another replica.
+ * another replica. A short SHUTDOWN_TIMEOUT_MS shortens it.
  */
 const IDLE_GRACE_MS = 1_000;
 
@@ -102,11 +102,11 @@ function responseOf(socket: Socket): ServerResponse | null | undefined {
   return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
 }
 
-function endWhenSent(socket: Socket): void {
+function endWhenSent(socket: Socket, deadline: number): void {
   const response = responseOf(socket);
   if (response) {
     // Its 'close' comes once the last byte was handed to the kernel (or the client left).
-    response.once('close', () => endWhenSent(socket));
+    response.once('close', () => endWhenSent(socket, deadline));
     return;
   }
   // Destroyed now, it would be reset with the refused body's bytes unread, and the client might never read its 413.
@@ -115,9 +115,10 @@ function endWhenSent(socket: Socket): void {
   // node:http ends the connection itself; otherwise it is destroyed, everything written already
   // handed to the kernel, which still delivers it after the close.
   const grace = setTimeout(() => {
-    if (responseOf(socket)) endWhenSent(socket);
+    if (responseOf(socket)) endWhenSent(socket, deadline);
     else socket.destroy();
-  }, IDLE_GRACE_MS);
+    // Half the time left at most: the connection must be gone before the deadline takes it as stuck.
+  }, Math.min(IDLE_GRACE_MS, (deadline - Date.now()) / 2));
   socket.once('close', () => clearTimeout(grace));
 }
 
@@ -226,7 +227,7 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     // must not start a fan-out here that the next instance repeats.
     const workStopped = Promise.all(stopWorkHooks.map(runHook));
     const closed = once(server, 'close');
-    stopAcceptingAndEndConnections(server, connections);
+    stopAcceptingAndEndConnections(server, connections, deadline);
     const timer = setTimeout(() => {
       logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing connections');
       server.closeAllConnections();
