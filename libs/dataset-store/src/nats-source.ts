@@ -31,10 +31,11 @@ const WATCH_WARN_EVERY = 60;
 /**
  * How often the pointer is read beside the watch. A watch outlives its bucket: deleted by hand and
  * made again by the next publish, the bucket's revisions restart at 1 while the watch resumes after
- * the old bucket's last sequence, so it shows nothing until the new bucket passes it. One read per
- * interval finds the pointer the watch did not give, and the watch is restarted.
+ * the old bucket's last sequence, so it shows nothing until the new bucket passes it. Two reads in a
+ * row that find the same pointer, not the one the watch last gave, restart the watch: one read alone
+ * may just have seen a move the watch is about to give.
  */
-const POINTER_CHECK_MS = 10_000;
+const POINTER_CHECK_MS = 5_000;
 
 /**
  * An object read that has not finished by then is given up and retried like any NATS trouble: a server
@@ -129,10 +130,23 @@ export class NatsDatasetSource implements DatasetSource {
         const watcher = await buckets.pointers.watch({ key: POINTER_KEY });
         this.watcher = watcher;
         if (this.closed) watcher.stop();
-        const check = setInterval(() => void this.checkWatch(buckets, watcher), POINTER_CHECK_MS);
+        let ended = false;
+        let unseen: string | null = null;
+        const check = setInterval(() => {
+          void this.pointerBesideWatch(buckets).then((found) => {
+            if (ended || found === undefined) return;
+            if (found === null || found !== unseen) {
+              unseen = found;
+              return;
+            }
+            this.options.logger.warn('the dataset pointer watch missed a move (its bucket deleted and made anew?); restarting it');
+            watcher.stop();
+          });
+        }, POINTER_CHECK_MS);
         try {
           for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
         } finally {
+          ended = true;
           clearInterval(check);
         }
       } catch (error) {
@@ -174,14 +188,16 @@ export class NatsDatasetSource implements DatasetSource {
     return null;
   }
 
-  /** Restarts the watch (the loop in run) when the pointer is not the one it last gave (POINTER_CHECK_MS). */
-  private async checkWatch(buckets: DatasetBuckets, watcher: QueuedIterator<KvWatchEntry>): Promise<void> {
-    // NATS away: the reconnect restarts the watch.
+  /**
+   * The pointer as a read finds it, when it is not the one the watch gave last (its revision and
+   * value); null when it is; undefined when the read failed (NATS away: the reconnect restarts the watch).
+   */
+  private async pointerBesideWatch(buckets: DatasetBuckets): Promise<string | null | undefined> {
     const entry = await buckets.pointers.get(POINTER_KEY).catch(() => undefined);
-    if (entry === undefined || this.closed || watcher !== this.watcher) return;
-    if ((entry?.string() ?? null) === (this.latestEntry?.string() ?? null)) return;
-    this.options.logger.warn({ revision: entry?.revision ?? null }, 'the dataset pointer watch missed a move (its bucket deleted and made anew?); restarting it');
-    watcher.stop();
+    if (entry === undefined || this.closed) return undefined;
+    const found = entry === null ? '' : `${entry.revision}\n${entry.string()}`;
+    const latest = this.latestEntry === null ? '' : `${this.latestEntry.revision}\n${this.latestEntry.string()}`;
+    return found === latest ? null : found;
   }
 
   /** Track the connection; after a reconnect restart the watch so a move made while away is picked up. */

@@ -571,7 +571,7 @@ describe('NATS dataset source while connected', () => {
       await jsm.streams.delete(OBJECT_STREAM);
       // The new pointer bucket's first revision, 1: below the 4 handled from the old one.
       const after = await publish(55);
-      // Found by the source's next check of the pointer beside its watch (every 10 s).
+      // Found by the source's checks of the pointer beside its watch (two in a row, 5 s apart).
       await eventually(() => follower.current()?.version === after, { timeoutMs: 25_000 });
       expect(source.health().connected).toBe(true);
     } finally {
