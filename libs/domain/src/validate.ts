@@ -34,15 +34,21 @@ export interface ValidatedBefore {
  * not find valid is parsed whole, so issues are always those of a full parse.
  */
 export function validateDataset(raw: unknown, before?: ValidatedBefore): ValidationResult {
-  let input = parseItemByItem(raw, before);
+  const values = valueFindings(raw);
+  // Lists too long for the schema to make an issue of each wrong item: they alone are the report.
+  if (values.crowded) return { ok: false, issues: reportable(values.issues) };
+  const input = parseItemByItem(raw, before);
   if (input === null) {
     const flood = listItemIssues(raw);
     if (flood.length > MAX_REPORTED_ISSUES) return { ok: false, issues: reportable(flood) };
     const parsed = DatasetInput.safeParse(raw);
-    if (!parsed.success) return { ok: false, issues: reportable([...toIssues(parsed.error), ...integrityIssues(raw, partsOf(raw))]) };
-    input = parsed.data;
+    if (parsed.success) return resultOf(parsed.data, integrityIssues(values.issues, partsOfInput(parsed.data)));
+    return { ok: false, issues: reportable([...toIssues(parsed.error), ...integrityIssues(values.issues, partsOf(raw))]) };
   }
-  const issues = integrityIssues(raw, partsOfInput(input));
+  return resultOf(input, integrityIssues(values.issues, partsOfInput(input)));
+}
+
+function resultOf(input: DatasetInput, issues: Issue[]): ValidationResult {
   return issues.length === 0 ? { ok: true, input } : { ok: false, issues: reportable(issues) };
 }
 
@@ -95,8 +101,8 @@ function listItemIssues(raw: unknown): Issue[] {
   return issues;
 }
 
-function integrityIssues(raw: unknown, parts: DatasetParts): Issue[] {
-  return [...textIssues(raw), ...businessIssues(parts), ...reviewIssues(parts), ...analysisIssues(parts)];
+function integrityIssues(valueIssues: readonly Issue[], parts: DatasetParts): Issue[] {
+  return [...valueIssues, ...businessIssues(parts), ...reviewIssues(parts), ...analysisIssues(parts)];
 }
 
 /**
@@ -205,6 +211,31 @@ function parseItemByItem(raw: unknown, before: ValidatedBefore | undefined): Dat
 const MAX_NESTING = 64;
 
 /**
+ * Items one array or object may hold, but the reviews and their per_review analyses: far beyond any
+ * other list a business has (services, staff, aliases, FAQ, a review's aspects). The schema makes an
+ * issue of every wrong item, so a list of millions of wrong values nested in one review's analysis
+ * took gigabytes to report (a review of the 1,000-issue cap).
+ */
+const MAX_LIST_ITEMS = 10_000;
+
+/** The dataset's own long lists, whose items are reported one by one up to MAX_REPORTED_ISSUES (listItemIssues). */
+function isLongList(path: readonly (string | number)[]): boolean {
+  return (path.length === 1 && path[0] === 'reviews') || (path.length === 2 && path[0] === 'analysis' && path[1] === 'per_review');
+}
+
+/** What the walk over every value found: its issues, and whether a list holds more than MAX_LIST_ITEMS. */
+interface ValueFindings {
+  readonly issues: Issue[];
+  crowded: boolean;
+}
+
+function valueFindings(raw: unknown): ValueFindings {
+  const findings: ValueFindings = { issues: [], crowded: false };
+  walkValues(raw, [], findings);
+  return findings;
+}
+
+/**
  * Matches a surrogate code unit without its partner (a paired one is consumed as one code point under
  * `u`), the characters XML 1.0 cannot hold: C0 controls but tab, line feed and carriage return, and
  * U+FFFE/U+FFFF; and DEL and the C1 controls, which XML holds but readers show as nothing or a box.
@@ -212,7 +243,8 @@ const MAX_NESTING = 64;
 const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\u007E\u00A0-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /**
- * Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
+ * No list but the dataset's long ones may hold more than MAX_LIST_ITEMS items, and no value nest
+ * deeper than MAX_NESTING. Every string must be well-formed UTF-16 (object keys are ULIDs, checked by the schema): an unpaired
  * surrogate serialises as a `\udXXX` escape that strict JSON parsers and UTF-8 encoders reject
  * (RFC 8259 §8.2), so it would make every representation of the dataset unreadable to some clients.
  * Nor may it hold a character XML cannot: the Atom feed would drop it while the JSON kept it, and an
@@ -222,31 +254,44 @@ const UNSERVABLE_CHARACTER = /\p{Surrogate}|[^\t\n\r\u0020-\u007E\u00A0-\uFFFD\u
  * checked too: the surrogate is wrong whatever else is. Every replica walks every string of every
  * version, so the walk allocates nothing per value: `path` is its own stack, copied only into an issue.
  */
-function textIssues(value: unknown, path: (string | number)[] = [], issues: Issue[] = []): Issue[] {
+function walkValues(value: unknown, path: (string | number)[], findings: ValueFindings): void {
+  const { issues } = findings;
   // One past the most reported is enough for the report to say it stopped.
-  if (issues.length > MAX_REPORTED_ISSUES) return issues;
+  if (issues.length > MAX_REPORTED_ISSUES) return;
   if (path.length === MAX_NESTING && value !== null && typeof value === 'object') {
     // Deeper, the walk ran out of stack (~6,000 levels, 12 KB of brackets) and crashed the checker.
     issues.push(customIssue([...path], `nests arrays and objects more than ${MAX_NESTING} levels deep; no dataset field does`));
-    return issues;
+    return;
   }
   if (typeof value === 'string') {
     const found = UNSERVABLE_CHARACTER.exec(value);
     if (found) issues.push(customIssue([...path], unservableCharacterProblem(found[0].charCodeAt(0), found.index)));
-  } else if (Array.isArray(value)) {
+    return;
+  }
+  if (Array.isArray(value)) {
+    if (crowded(value.length, path, findings)) return;
     for (let index = 0; index < value.length; index++) {
       path.push(index);
-      textIssues(value[index], path, issues);
+      walkValues(value[index], path, findings);
       path.pop();
     }
   } else if (value !== null && typeof value === 'object') {
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    if (crowded(keys.length, path, findings)) return;
+    for (const key of keys) {
       path.push(key);
-      textIssues((value as Record<string, unknown>)[key], path, issues);
+      walkValues((value as Record<string, unknown>)[key], path, findings);
       path.pop();
     }
   }
-  return issues;
+}
+
+/** Whether the list at `path` holds more items than it may (MAX_LIST_ITEMS), reported if so. */
+function crowded(size: number, path: readonly (string | number)[], findings: ValueFindings): boolean {
+  if (size <= MAX_LIST_ITEMS || isLongList(path)) return false;
+  findings.crowded = true;
+  findings.issues.push(customIssue([...path], `holds ${size.toLocaleString('en-US')} items; no list but reviews and analysis.per_review may hold more than ${MAX_LIST_ITEMS.toLocaleString('en-US')}`));
+  return true;
 }
 
 function unservableCharacterProblem(code: number, index: number): string {

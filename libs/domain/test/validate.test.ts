@@ -221,10 +221,36 @@ describe('validateDataset', () => {
 
     it('stops listing characters no feed can hold at 1,000 too', () => {
       const issues = issuesAfter((input) => {
-        (input as unknown as Record<string, unknown>).x = new Array<string>(200_000).fill('\u0001');
+        (input as unknown as Record<string, unknown>).x = Array.from({ length: 40 }, () => new Array<string>(5_000).fill('\u0001'));
       });
       expect(issues).toHaveLength(1_001);
       expect(issues.at(-1)).toEqual(STOPPED);
+    });
+
+    // A review of the cap: the same zeros nested in one item, or in a list no item walk reaches, still took gigabytes.
+    it.each<[string, (input: DatasetInput) => { holder: Record<string, unknown>; path: Issue['path'] }]>([
+      ['a review analysis', (input) => ({ holder: firstAnalysed(input).analysis as unknown as Record<string, unknown>, path: ['analysis', 'per_review', firstAnalysed(input).id] })],
+      ['the business', (input) => ({ holder: input.business as unknown as Record<string, unknown>, path: ['business'] })],
+    ])('refuses a list of millions in %s with one issue naming it, allocating little', (_where, place) => {
+      const input = structuredClone(buildDataset());
+      const { holder, path } = place(input);
+      const field = 'service_areas';
+      holder[field] = new Array<number>(2_000_000).fill(0);
+      const heapBefore = process.memoryUsage().heapUsed;
+      const result = validateDataset(input);
+      const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+      if (result.ok) throw new Error('expected a refusal');
+      expect(result.issues).toEqual([{ code: 'custom', path: [...path, field], message: 'holds 2,000,000 items; no list but reviews and analysis.per_review may hold more than 10,000' }]);
+      expect(heapGrowth).toBeLessThan(100 * 1024 * 1024);
+    });
+
+    it('refuses a list over 10,000 items even when every item is valid, and takes one of 10,000', () => {
+      const input = structuredClone(buildDataset());
+      input.business.service_areas = Array.from({ length: 10_001 }, (_, i) => `Area ${i}`);
+      const refused = validateDataset(input);
+      expect(refused.ok ? [] : refused.issues).toEqual([expect.objectContaining({ path: ['business', 'service_areas'], message: expect.stringMatching(/^holds 10,001 items/) })]);
+      input.business.service_areas.pop();
+      expect(validateDataset(input).ok).toBe(true);
     });
 
     it('lists every issue of a dataset with 1,000 or fewer', () => {
