@@ -180,6 +180,33 @@ describe('deriveInsights', () => {
     expect(facility?.example_review_ids).toEqual([6, 5, 4, 3, 2].map(ulidOf));
   });
 
+  it('breaks equal phrase counts in code-point order, whatever order the reviews give them', () => {
+    // Newest first the phrases read f, e, d, c, b, a; in input order a to f.
+    const reviews = ['a', 'b', 'c', 'd', 'e', 'f'].map((_, i) => makeReview(i, `2025-02-0${i + 1}`, 5));
+    const perReview = Object.fromEntries(reviews.map((r, i) => [r.id, makeAnalysis({ aspects: [{ id: 'facility', sentiment: 'positive', phrase: 'abcdef'[i] as string }] })]));
+    for (const order of [reviews, [...reviews].reverse()]) {
+      expect(deriveInsights(datasetWith(order, perReview)).aspects.find((a) => a.id === 'facility')?.top_phrases).toEqual(['a', 'b', 'c', 'd', 'e']);
+    }
+  });
+
+  it('counts a name an analysis lists twice once for its review', () => {
+    const [review] = [makeReview(1, '2025-02-01', 5)];
+    const technician = buildDataset({ reviews: 0 }).business.technicians[0]!.name;
+    const insights = deriveInsights(datasetWith([review!], { [review!.id]: makeAnalysis({ technicians: [technician, technician], service_areas: ['Outskirts', 'Outskirts'] }) }));
+    expect(insights.entities.technicians.find((t) => t.name === technician)?.mention_count).toBe(1);
+    expect(insights.entities.service_areas.find((a) => a.name === 'Outskirts')?.mention_count).toBe(1);
+  });
+
+  it('lists the business\'s own service areas first, in its order, then those only reviews name, alphabetically', () => {
+    // Input order Zeta, Alpha, Mid; newest first Alpha, Zeta, Mid: neither is alphabetical.
+    const named = [['Zeta', '2025-02-02'], ['Alpha', '2025-02-03'], ['Mid', '2025-02-01']] as const;
+    const reviews = named.map(([, date], i) => makeReview(i, date, 5));
+    const perReview = Object.fromEntries(reviews.map((r, i) => [r.id, makeAnalysis({ service_areas: [named[i]![0]] })]));
+    const dataset = datasetWith(reviews, perReview);
+    const areas = deriveInsights(dataset).entities.service_areas.map((a) => a.name);
+    expect(areas).toEqual([...dataset.business.service_areas, 'Alpha', 'Mid', 'Zeta']);
+  });
+
   it('has empty aggregates and a null date range without reviews', () => {
     const empty = deriveInsights(datasetWith([]));
     expect(empty).toMatchObject({ review_count: 0, date_range: { earliest: null, latest: null }, overall_sentiment: { score: 0, positive_pct: 0 }, temporal: { monthly: [], trend: 'stable' } });

@@ -54,6 +54,8 @@ describe('only verified reviews are published (interface spec: "publishes verifi
     }
     // Words the review does not hold in that order are not its words.
     expect(pullQuote('Says the first review only.', [0, 1])).toBe('Says the first review only.');
+    // Nor its fragments in another order.
+    expect(pullQuote('the first review says… Words that only', [0, 1])).toBe('the first review says… Words that only');
   });
 
   it('finds no unverified review by search or by id', () => {

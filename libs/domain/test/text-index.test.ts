@@ -59,6 +59,12 @@ describe('text index', () => {
     expect(Array.from(index.matches('staff 19'))).toEqual([19, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199]);
   });
 
+  it('lists a text once however often it repeats a rare trigram', () => {
+    // Among 100 texts without it, "xyz" is rare enough to be stored as a list.
+    const texts = [...Array.from({ length: 100 }, (_, i) => `the staff ${i}`), 'xyz and xyz again'];
+    expect(Array.from(createTextIndex(texts).matches('xyz'))).toEqual([100]);
+  });
+
   it('keeps answering correctly after more distinct queries than it remembers', () => {
     const texts = Array.from({ length: 50 }, (_, i) => `review number ${i}`);
     const index = createTextIndex(texts);

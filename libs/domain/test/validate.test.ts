@@ -262,6 +262,19 @@ describe('validateDataset', () => {
     });
   });
 
+  // Each rule below was loosened by a mutation audit without a test failing.
+  it.each<[string, (input: DatasetInput) => void, Issue['path']]>([
+    ['a rating of 4.5 (ratings are whole stars)', (input) => void (input.reviews[0]!.rating = 4.5), ['reviews', 0, 'rating']],
+    ['an FAQ answer citing no review', (input) => void (input.analysis.faq[0]!.source_review_ids = []), ['analysis', 'faq', 0, 'source_review_ids']],
+    ['a business with no service', (input) => void (input.business.services = []), ['business', 'services']],
+    ['an opening time of 24:30', (input) => void (input.business.hours[0]!.closes = '24:30'), ['business', 'hours', 0, 'closes']],
+    ['a three-letter country code', (input) => void (input.business.address.country = 'USA'), ['business', 'address', 'country']],
+    ['a URL holding a backtick', (input) => void (input.business.url = 'https://example.com/a`b'), ['business', 'url']],
+  ])('refuses %s', (_label, mutate, path) => {
+    // Removing every service also leaves the analyses' service references unknown.
+    expect(issuesAfter(mutate)).toContainEqual(expect.objectContaining({ path }));
+  });
+
   // A publisher's audit: each feed repeats the name in every entry with an owner reply.
   it('rejects a business name over 200 characters', () => {
     const issues = issuesAfter((input) => {
