@@ -78,6 +78,8 @@ describe('origin policy', () => {
     expect(allowed('https://b.example:8443')).toBe(true);
     expect(allowed('https://reviews.example.com')).toBe(false);
     expect(allowed('http://localhost:6274')).toBe(false);
+    // A list written with a trailing comma (or an empty entry) is still that list.
+    expect(createOriginPolicy({ BASE_URL: 'https://reviews.example.com', MCP_ALLOWED_ORIGINS: 'https://a.example,, https://b.example,' })('https://b.example')).toBe(true);
   });
 
   it('refuses an entry that is not an origin, naming the variable', () => {

@@ -393,3 +393,21 @@ describe('get_faq on Greek text', () => {
     }
   });
 });
+
+describe('tools on a dataset with a pull quote and FAQ answers of their own', () => {
+  const input = buildDataset();
+  const [first] = input.analysis.faq;
+  if (!first) throw new Error('the fixture has an FAQ entry');
+  input.analysis.faq = [{ ...first, question: 'Can we bring our own flowers?', answer: 'Yes; the chapel keeps vases for them.' }];
+  input.analysis.pull_quote = 'Kindness from the first call to the last.';
+  const snapshot = buildSnapshotFromInput(input, { baseUrl: BASE_URL, publishedAt: new Date('2025-07-01T12:00:00Z') });
+  const run = (name: string, args: Record<string, unknown>) => TOOLS.find((tool) => tool.name === name)!.run(snapshot, args as never);
+
+  it('get_insights_overview gives the pull quote', () => {
+    expect(run('get_insights_overview', {})).toMatchObject({ ok: true, value: { pull_quote: 'Kindness from the first call to the last.' } });
+  });
+
+  it('get_faq finds an entry by words only its answer holds', () => {
+    expect(run('get_faq', { query: 'VASES' })).toMatchObject({ ok: true, value: { faq: [expect.objectContaining({ question: 'Can we bring our own flowers?' })] } });
+  });
+});

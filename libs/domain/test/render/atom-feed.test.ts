@@ -74,6 +74,9 @@ describe('renderAtomFeed', () => {
     expect(xml).toContain('<link rel="self" type="application/atom+xml" href="https://reviews.example.com/feed.xml"/>');
     expect(xml).toContain('<link rel="hub" href="https://reviews.example.com/api/websub/hub"/>');
     expect(xml).toContain('<link rel="alternate" type="text/html" href="https://evergreen.example.com"/>');
+    // The feed's author is the business, with its website (RFC 4287 §4.2.1, §3.2).
+    const doc = sampleDocument();
+    expect(xml).toMatch(new RegExp(`\\n  <author>\\n    <name>[^<]+</name>\\n    <uri>${doc.business.url}</uri>\\n  </author>\\n`));
   });
 
   it(`holds the ${FEED_SIZE} newest reviews, newest first, and is updated when its newest entry was`, () => {
