@@ -114,6 +114,13 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
       const matching = pdbs.filter((p) => selects(p.spec.selector.matchLabels, d.spec.template.metadata.labels));
       expect({ d: d.metadata.name, pdbs: matching.length }).toEqual({ d: d.metadata.name, pdbs: scalable ? 1 : 0 });
     }
+    // A pod waiting for its dataset is unready: it must not hold a node drain.
+    for (const pdb of pdbs) expect({ pdb: pdb.metadata.name, policy: pdb.spec.unhealthyPodEvictionPolicy }).toEqual({ pdb: pdb.metadata.name, policy: 'AlwaysAllow' });
+  });
+
+  it('rolls out without taking a serving pod down first, and scales down only after a stable window', () => {
+    for (const d of ofKind(set(file), 'Deployment')) expect({ d: d.metadata.name, strategy: d.spec.strategy }).toEqual({ d: d.metadata.name, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } } });
+    for (const h of ofKind(set(file), 'HorizontalPodAutoscaler')) expect(h.spec.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThan(0);
   });
 
   it('sets an environment the services accept (their own loadConfig)', () => {
@@ -179,14 +186,18 @@ describe.each([...VALUE_SETS.map((f) => `ci/${f}`), DEV_VALUES])('rendered with 
     const defaultPolicy = policies.find((p) => p.metadata.name.endsWith('-default'));
     // The deny-by-default policy covers every pod of the release, the seed Job included.
     for (const { pod } of podSpecs(set(file))) expect(selects(defaultPolicy?.spec.podSelector.matchLabels, pod.metadata.labels)).toBe(true);
-    const egressPorts = (defaultPolicy?.spec.egress as { ports: { port: number }[] }[]).flatMap((r) => r.ports.map((p) => p.port));
-    expect(egressPorts).toEqual(expect.arrayContaining([53, 4222]));
+    const egressPorts = (defaultPolicy?.spec.egress as { ports: { port: number; protocol: string }[] }[]).flatMap((r) => r.ports.map((p) => `${p.port}/${p.protocol ?? 'TCP'}`));
+    // DNS answers too large for UDP come over TCP.
+    expect(egressPorts).toEqual(expect.arrayContaining(['53/UDP', '53/TCP', '4222/TCP']));
+    expect(defaultPolicy?.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     for (const d of ofKind(set(file), 'Deployment')) {
       const own = policies.find((p) => p.metadata.name.endsWith(`-${componentOf(d)}`));
       expect(selects(own?.spec.podSelector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
       expect((own?.spec.ingress as { ports: { port: string }[] }[]).map((r) => r.ports[0]?.port)).toEqual(['http', 'metrics']);
     }
     const hub = policies.find((p) => p.metadata.name.endsWith('-websub-hub'));
+    // Without Egress among its types Kubernetes ignores the hub's egress rules, and the default policy blocks every callback.
+    expect(hub?.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     const [hubEgress] = hub?.spec.egress ?? [];
     expect(hubEgress.ports.length).toBeGreaterThan(0);
     for (const port of hubEgress.ports) expect(port).toEqual({ port: expect.any(Number), protocol: 'TCP' });
@@ -364,6 +375,25 @@ describe('value sets', () => {
     };
     expect(await hubEgress(true)).toEqual([{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }, { namespaceSelector: {} }]);
     expect(await hubEgress(false)).toContainEqual({ ipBlock: { cidr: '0.0.0.0/0', except: expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16']) } });
+  });
+
+  it('passes every websub value to the services as its WEBSUB_ variable', async () => {
+    const websub = { allowPrivateCallbacks: true, leaseDefaultSeconds: 7200, leaseMinSeconds: 600, leaseMaxSeconds: 86400, retryDelaysMs: '0,1000', trustedProxyHops: 2, maxSubscriptions: 50 };
+    const defaults = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as { websub: Record<string, unknown> };
+    expect(Object.keys(websub).sort()).toEqual(Object.keys(defaults.websub).sort());
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set-json', `websub=${JSON.stringify(websub)}`]);
+    const data = ofKind(parseManifests(result.stdout, 'websub values'), 'ConfigMap').find((c) => c.metadata.name.endsWith('-config'))?.data ?? {};
+    for (const [key, value] of Object.entries(websub)) {
+      const name = `WEBSUB_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+      expect({ name, value: data[name] }).toEqual({ name, value: String(value) });
+    }
+  });
+
+  it('keeps every name within Kubernetes\' 63 characters under the longest fullnameOverride', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', `fullnameOverride=${'r'.repeat(63)}`]);
+    expect(result.ok).toBe(true);
+    const names = parseManifests(result.stdout, 'fullnameOverride').map((o) => o.metadata.name);
+    expect(names.filter((name) => name.length > 63)).toEqual([]);
   });
 
   // YAML integers of a million and more reached the ConfigMap as 2.592e+06.
