@@ -141,6 +141,16 @@ describe.each(DOCUMENTS)('GET $path', ({ path, type, link }) => {
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS');
     expect(res.headers['access-control-allow-headers']).toBe('if-none-match');
+    // Cached a day, so a page does not preflight every conditional request.
+    expect(res.headers['access-control-max-age']).toBe('86400');
+  });
+
+  it('echoes only a well-formed list of header names in a preflight', async () => {
+    const preflight = (requested: string) => request(url).options(path).set('Origin', 'https://app.example').set('Access-Control-Request-Method', 'GET').set('Access-Control-Request-Headers', requested);
+    expect((await preflight('if-none-match, range')).headers['access-control-allow-headers']).toBe('if-none-match, range');
+    const malformed = await preflight('if-none-match, <script>');
+    expect(malformed.status).toBe(204);
+    expect(malformed.headers['access-control-allow-headers']).toBeUndefined();
   });
 
   it('ignores an Authorization header and a query string', async () => {
