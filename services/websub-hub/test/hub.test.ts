@@ -32,6 +32,7 @@ import {
   type TestHubOptions,
   type TestPki,
 } from './support.js';
+import { sampleSubscription } from './store-contract.js';
 
 let pki: TestPki;
 let subscriber: Subscriber;
@@ -1315,6 +1316,30 @@ describe('metrics', () => {
     } finally {
       held = null;
       await counted.stop();
+      await dir.remove();
+    }
+  });
+});
+
+describe('the sweep of expired subscriptions', () => {
+  it('keeps a subscription renewed between its listing and its removal: the renewal was verified, the subscriber expects notifications', async () => {
+    const dir = await tempDir('websub-sweep-');
+    const store = await openFileSubscriptionStore(dir.path);
+    try {
+      const expired = sampleSubscription('https://renewing.example/cb', { expiresAt: 2_000 });
+      await store.update(expired.key, () => expired);
+      // The renewal lands right after the sweep listed the records, as another replica's verification would.
+      const renewedMeanwhile: SubscriptionStore = Object.assign(Object.create(store) as SubscriptionStore, {
+        listRecords: async () => {
+          const records = await store.listRecords();
+          await store.update(expired.key, (cur) => (cur ? { ...cur, expiresAt: 9_000_000 } : null));
+          return records;
+        },
+      });
+      expect(await sweepExpired({ store: renewedMeanwhile, logger: silentLogger, now: () => 5_000 })).toBe(0);
+      expect(await store.get(expired.key)).toMatchObject({ expiresAt: 9_000_000 });
+    } finally {
+      await store.close();
       await dir.remove();
     }
   });
