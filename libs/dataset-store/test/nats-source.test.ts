@@ -476,10 +476,20 @@ describe('NATS dataset source when NATS comes back with an empty store', () => {
   });
 });
 
+interface Relay {
+  readonly url: string;
+  cut(): Promise<void>;
+  /** Cuts once `bytes` more have come from NATS (an object read under way); resolves when it has. */
+  cutAfter(bytes: number): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** A TCP relay to NATS that the test can cut and restore: a replica out of reach while others publish. */
-async function startRelay(target: string): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+async function startRelay(target: string): Promise<Relay> {
   const { hostname, port: targetPort } = new URL(target);
   const sockets = new Set<Socket>();
+  let armed: { remaining: number; cut: () => void } | null = null;
   const server = createNetServer((client) => {
     const upstream = createConnection(Number(targetPort), hostname);
     for (const socket of [client, upstream]) {
@@ -487,6 +497,11 @@ async function startRelay(target: string): Promise<{ url: string; cut(): Promise
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => socket.destroy());
     }
+    upstream.on('data', (chunk: Buffer) => {
+      if (armed === null) return;
+      armed.remaining -= chunk.length;
+      if (armed.remaining <= 0) armed.cut();
+    });
     client.pipe(upstream).pipe(client);
   });
   const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -498,7 +513,17 @@ async function startRelay(target: string): Promise<{ url: string; cut(): Promise
       for (const socket of sockets) socket.destroy();
     });
   };
-  return { url: `nats://127.0.0.1:${port}`, cut, restore: () => listen(port), close: cut };
+  const cutAfter = (bytes: number) =>
+    new Promise<void>((resolve) => {
+      armed = {
+        remaining: bytes,
+        cut: () => {
+          armed = null;
+          void cut().then(resolve);
+        },
+      };
+    });
+  return { url: `nats://127.0.0.1:${port}`, cut, cutAfter, restore: () => listen(port), close: cut };
 }
 
 describe('NATS dataset source out of reach while NATS loses its store', () => {
@@ -606,4 +631,34 @@ describe('NATS dataset source while connected', () => {
       await source.close();
     }
   });
+});
+
+describe('NATS dataset source losing NATS in the middle of an object read', () => {
+  it('reads the same pointer again once back, without waiting for another publish', async () => {
+    const server = await startNatsServer();
+    const relay = await startRelay(server.url);
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: relay.url }, replicas: 1, service: 'mid-read', logger: silent, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'mid-read' });
+    const publisher = await connect({ servers: server.url });
+    try {
+      const store = await NatsDatasetStore.open(publisher, 1);
+      const small = buildDataset({ reviews: 6, seed: 71 });
+      await store.publish(small);
+      await eventually(() => follower.current()?.version === datasetVersion(small), { timeoutMs: 15_000 });
+      // Several 1 MiB chunks: the connection goes while they come.
+      const large = buildDataset({ reviews: 8_000, seed: 72 });
+      const cut = relay.cutAfter(512 * 1024);
+      await store.publish(large);
+      await cut;
+      await relay.restore();
+      await eventually(() => follower.current()?.version === datasetVersion(large), { timeoutMs: 30_000 });
+      expect(await metricValue(metrics, 'dataset_load_failures_total', { reason: 'corrupt_object' })).toBe(0);
+    } finally {
+      await publisher.close();
+      await follower.close();
+      await relay.close();
+      await server.dispose();
+    }
+  }, 60_000);
 });
