@@ -39,7 +39,7 @@ export function validateDataset(raw: unknown, before?: ValidatedBefore): Validat
   if (values.crowded) return { ok: false, issues: reportable(values.issues) };
   const input = parseItemByItem(raw, before);
   if (input === null) {
-    const flood = listItemIssues(raw);
+    const flood = longListIssues(raw);
     if (flood.length > MAX_REPORTED_ISSUES) return { ok: false, issues: reportable(flood) };
     const parsed = DatasetInput.safeParse(raw);
     if (parsed.success) return resultOf(parsed.data, integrityIssues(values.issues, partsOfInput(parsed.data)));
@@ -68,32 +68,21 @@ function reportable(issues: Issue[]): Issue[] {
 }
 
 /**
- * The schema's issues about the items of the dataset's lists, each item parsed on its own, until
- * there are more than MAX_REPORTED_ISSUES: where the lists hold that many wrong items, these are the
- * report, and the whole dataset is never run through the schema, which would make an issue of every one.
+ * The schema's issues about the reviews and their analyses, each parsed on its own, until there are
+ * more than MAX_REPORTED_ISSUES: where these long lists hold that many wrong items, their issues are
+ * the report, and the whole dataset is never run through the schema, which would make one of each.
+ * (No other list may hold more than MAX_LIST_ITEMS.)
  */
-function listItemIssues(raw: unknown): Issue[] {
+function longListIssues(raw: unknown): Issue[] {
   const dataset = recordOrEmpty(raw);
-  const business = recordOrEmpty(dataset.business);
   const analysis = recordOrEmpty(dataset.analysis);
-  const taxonomy = recordOrEmpty(analysis.taxonomy);
-  const lists: [Issue['path'], z.ZodType, unknown][] = [
-    [['reviews'], Review, dataset.reviews],
-    [['business', 'services'], ServiceRef, business.services],
-    [['business', 'technicians'], Technician, business.technicians],
-    [['analysis', 'taxonomy', 'topics'], LabelledId, taxonomy.topics],
-    [['analysis', 'taxonomy', 'problems'], LabelledId, taxonomy.problems],
-    [['analysis', 'faq'], FaqEntry, analysis.faq],
-  ];
   const issues: Issue[] = [];
   const add = (path: Issue['path'], schema: z.ZodType, value: unknown) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) for (const issue of toIssues(parsed.error)) issues.push({ ...issue, path: [...path, ...issue.path] });
   };
-  for (const [path, schema, items] of lists) {
-    if (!Array.isArray(items)) continue;
-    for (let index = 0; index < items.length && issues.length <= MAX_REPORTED_ISSUES; index++) add([...path, index], schema, items[index]);
-  }
+  const reviews: readonly unknown[] = Array.isArray(dataset.reviews) ? dataset.reviews : [];
+  for (let index = 0; index < reviews.length && issues.length <= MAX_REPORTED_ISSUES; index++) add(['reviews', index], Review, reviews[index]);
   for (const [key, value] of Object.entries(recordOrEmpty(analysis.per_review))) {
     if (issues.length > MAX_REPORTED_ISSUES) break;
     add(['analysis', 'per_review', key], PerReviewAnalysis, value);
@@ -218,7 +207,7 @@ const MAX_NESTING = 64;
  */
 const MAX_LIST_ITEMS = 10_000;
 
-/** The dataset's own long lists, whose items are reported one by one up to MAX_REPORTED_ISSUES (listItemIssues). */
+/** The dataset's own long lists, whose items are reported one by one up to MAX_REPORTED_ISSUES (longListIssues). */
 function isLongList(path: readonly (string | number)[]): boolean {
   return (path.length === 1 && path[0] === 'reviews') || (path.length === 2 && path[0] === 'analysis' && path[1] === 'per_review');
 }
