@@ -422,29 +422,19 @@ describe('startHttpService', () => {
       expect(client.responses()[1]).toMatch(/^HTTP\/1\.1 503 [^]*\r\nConnection: close\r\n[^]*"status":"shutting_down"/);
     });
 
-    it('shortens the grace to fit a SHUTDOWN_TIMEOUT_MS under a second, so an idle connection is not taken for a stuck one', async () => {
-      const { service: s } = await start(hello, () => ready, 400);
+    // Past its end the deadline would cut the connection, with a warning that requests did not finish.
+    it.each([
+      ['a second of grace within the 2 s timeout', 2_000, 1_900],
+      ['a grace shortened to fit a 400 ms timeout', 400, 390],
+    ])('closes a connection that stays idle through the grace, so shutdown does not wait for it: %s', async (_label, shutdownTimeoutMs, withinMs) => {
+      const { service: s } = await start(hello, () => ready, shutdownTimeoutMs);
       const client = await keepAliveConnection(s.url);
       client.send('/only');
       await waitFor(() => client.responses().length === 1, 5_000, 'the response');
       const began = Date.now();
       await s.shutdown('test');
       service = null;
-      // Past the deadline the connections would have been cut at 400 ms, with a warning.
-      expect(Date.now() - began).toBeLessThan(390);
-      await waitFor(() => client.state.closed, 1_000, 'the idle connection closed');
-    });
-
-    it('closes a connection that stays idle through the grace, so shutdown does not wait for it', async () => {
-      const { service: s } = await start(hello);
-      const client = await keepAliveConnection(s.url);
-      client.send('/only');
-      await waitFor(() => client.responses().length === 1, 5_000, 'the response');
-      const began = Date.now();
-      await s.shutdown('test');
-      service = null;
-      // A second of grace, well within the 2 s shutdown timeout.
-      expect(Date.now() - began).toBeLessThan(1_900);
+      expect(Date.now() - began).toBeLessThan(withinMs);
       await waitFor(() => client.state.closed, 1_000, 'the idle connection closed');
     });
   });
