@@ -297,7 +297,11 @@ describe('NATS dataset store and source (real nats-server)', () => {
   it('moves the pointer again after storing a rolled-back object anew, so replicas that found it deleted fetch it', async () => {
     const rolledBack = buildDataset({ reviews: 5, seed: 300 });
     await store.publish(rolledBack);
-    await store.publish(buildDataset({ reviews: 5, seed: 301 }));
+    const current = buildDataset({ reviews: 5, seed: 301 });
+    await store.publish(current);
+    // Every replica serves the later version first: one still busy would skip to the rollback's pointer,
+    // whose version it already serves, and need no object at all.
+    await allServe(current);
     const refusals = () => Promise.all(replicas.map((r) => metricValue(r.metrics, 'dataset_load_failures_total', { reason: 'missing_object' })));
     const before = await refusals();
     // The publisher's own steps, with a pruner's deletion between its check of the stored object and its
