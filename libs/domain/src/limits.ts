@@ -7,11 +7,14 @@
 export const MAX_REQUEST_TARGET_LENGTH = 8 * 1024;
 /** Largest request header block. */
 export const MAX_HEADER_BYTES = 16 * 1024;
-/** Largest MCP request body, after decoding a Content-Encoding. */
+/** Largest MCP request body, after decoding a Content-Encoding: tool arguments are a few short strings. */
 export const MAX_MCP_BODY_BYTES = 64 * 1024;
-/** Most messages in one JSON-RPC batch (protocol versions before 2025-06-18, which removed batches). */
+/**
+ * Most messages in one JSON-RPC batch (protocol versions before 2025-06-18, which removed batches): the
+ * body limit alone would let one POST run thousands of tool calls.
+ */
 export const MAX_MCP_BATCH_MESSAGES = 100;
-/** Largest WebSub hub request body (a form of three to five short fields). */
+/** Largest WebSub hub request body: real subscription requests are forms of a few hundred bytes. */
 export const MAX_HUB_BODY_BYTES = 16 * 1024;
 /** Longest `hub.callback`, as given and once percent-encoded. */
 export const MAX_CALLBACK_LENGTH = 2048;

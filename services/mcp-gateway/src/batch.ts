@@ -10,7 +10,6 @@ import { invalidMessageReason, parseMessage, refusedRequestId, rpcErrorResponse,
 // object where JSON-RPC 2.0 §6 wants an array, and would hold the HTTP response open forever for a request
 // that a notifications/cancelled later in the same batch cancels.
 
-
 /**
  * What the responses of one batch may add up to: room for several of the largest results (every review, ~470 KB
  * on the sample dataset), where 13 KB of get_reviews_since calls with distinct dates drew 47 MB and a second of
