@@ -130,24 +130,11 @@ export class NatsDatasetSource implements DatasetSource {
         const watcher = await buckets.pointers.watch({ key: POINTER_KEY });
         this.watcher = watcher;
         if (this.closed) watcher.stop();
-        let ended = false;
-        let unseen: string | null = null;
-        const check = setInterval(() => {
-          void this.pointerBesideWatch(buckets).then((found) => {
-            if (ended || found === undefined) return;
-            if (found === null || found !== unseen) {
-              unseen = found;
-              return;
-            }
-            this.options.logger.warn('the dataset pointer watch missed a move (its bucket deleted and made anew?); restarting it');
-            watcher.stop();
-          });
-        }, POINTER_CHECK_MS);
+        const stopChecking = this.checkBesideWatch(buckets, watcher);
         try {
           for await (const next of watcher) void this.enqueue(buckets, next, onDataset);
         } finally {
-          ended = true;
-          clearInterval(check);
+          stopChecking();
         }
       } catch (error) {
         if (this.closed) break;
@@ -189,15 +176,38 @@ export class NatsDatasetSource implements DatasetSource {
   }
 
   /**
-   * The pointer as a read finds it, when it is not the one the watch gave last (its revision and
-   * value); null when it is; undefined when the read failed (NATS away: the reconnect restarts the watch).
+   * Reads the pointer every POINTER_CHECK_MS beside `watcher`, and stops the watcher (run's loop then
+   * starts another) when two reads in a row find the same pointer it did not give. Returns how to stop.
+   */
+  private checkBesideWatch(buckets: DatasetBuckets, watcher: QueuedIterator<KvWatchEntry>): () => void {
+    let ended = false;
+    let unseen: string | null = null;
+    const check = setInterval(() => {
+      void this.pointerBesideWatch(buckets).then((found) => {
+        if (ended || found === undefined) return;
+        if (found === null || found !== unseen) {
+          unseen = found;
+          return;
+        }
+        this.options.logger.warn('the dataset pointer watch missed a move (its bucket deleted and made anew?); restarting it');
+        watcher.stop();
+      });
+    }, POINTER_CHECK_MS);
+    return () => {
+      ended = true;
+      clearInterval(check);
+    };
+  }
+
+  /**
+   * The pointer as a read finds it, when it is not the one the watch gave last (pointerIdentity);
+   * null when it is; undefined when the read failed (NATS away: the reconnect restarts the watch).
    */
   private async pointerBesideWatch(buckets: DatasetBuckets): Promise<string | null | undefined> {
     const entry = await buckets.pointers.get(POINTER_KEY).catch(() => undefined);
     if (entry === undefined || this.closed) return undefined;
-    const found = entry === null ? '' : `${entry.revision}\n${entry.string()}`;
-    const latest = this.latestEntry === null ? '' : `${this.latestEntry.revision}\n${this.latestEntry.string()}`;
-    return found === latest ? null : found;
+    const found = pointerIdentity(entry);
+    return found === pointerIdentity(this.latestEntry) ? null : found;
   }
 
   /** Track the connection; after a reconnect restart the watch so a move made while away is picked up. */
@@ -355,6 +365,11 @@ export class NatsDatasetSource implements DatasetSource {
     this.detail = detail;
     this.connectedGauge.set({ service: this.options.service }, connected ? 1 : 0);
   }
+}
+
+/** A pointer entry as its revision and value ('' for none): the same from a watch and a get, whose times differ. */
+function pointerIdentity(entry: KvEntry | null): string {
+  return entry === null ? '' : `${entry.revision}\n${entry.string()}`;
 }
 
 function deferred(): Deferred {
