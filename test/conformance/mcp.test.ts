@@ -173,6 +173,28 @@ describe('tools', () => {
     }
   });
 
+  // JSON Schema asks for a portable subset of ECMA-262 regular expressions; the Python MCP SDK compiles
+  // every outputSchema pattern with `re` before it validates a result, and refuses property escapes.
+  it('every pattern in the tools\' input and output schemas is portable: no property escapes, and each compiles without Unicode mode', async () => {
+    const { call } = await session();
+    const tools = (await call('tools/list')).result?.['tools'] as Array<Record<string, unknown>>;
+    const patterns: string[] = [];
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect);
+      else if (node !== null && typeof node === 'object')
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'pattern' && typeof value === 'string') patterns.push(value);
+          else collect(value);
+        }
+    };
+    for (const tool of tools) collect([tool['inputSchema'], tool['outputSchema']]);
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const pattern of new Set(patterns)) {
+      expect({ pattern, propertyEscape: /\\[pP]\{/.test(pattern) }).toEqual({ pattern, propertyEscape: false });
+      expect(() => new RegExp(pattern)).not.toThrow();
+    }
+  });
+
   it('tools/call search_reviews {rating: 5, limit: 3} returns at most 3 reviews, all rated 5, as structuredContent matching the outputSchema and as the same JSON text', async () => {
     const { call } = await session();
     const tools = (await call('tools/list')).result?.['tools'] as Array<Record<string, unknown>>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateDataset, type DatasetInput, type Issue, type ValidatedBefore } from '@reviews/domain';
+import { z } from 'zod';
+import { validateDataset, VisibleText, type DatasetInput, type Issue, type ValidatedBefore } from '@reviews/domain';
 import { buildDataset } from './fixtures.js';
 
 /** A fresh valid dataset, changed by `mutate`, then validated; returns the issues. */
@@ -374,6 +375,21 @@ describe('validateDataset', () => {
       // A C1 control too, refused wherever it appears (the test before).
       expect.objectContaining({ path: ['reviews', 3, 'author'], message: expect.stringContaining('C1 control character (U+0085 at index 0)') }),
     ]);
+  });
+
+  // The Python MCP SDK compiles every outputSchema pattern with `re`, which has no property escapes (\\p{Cf}).
+  it("publishes that rule as a JSON Schema pattern without property escapes, which read without Unicode mode accepts every character of the BMP as VisibleText does", () => {
+    const pattern = (z.toJSONSchema(VisibleText) as { pattern: string }).pattern;
+    expect(pattern).not.toMatch(/\\[pP]\{/);
+    const portable = new RegExp(pattern);
+    const disagreeing: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const text = String.fromCharCode(code);
+      if (portable.test(text) !== VisibleText.safeParse(text).success) disagreeing.push(code.toString(16));
+    }
+    expect(disagreeing).toEqual([]);
+    expect(portable.test('Ada')).toBe(true);
   });
 
   // Issues reach the CLI, the logs and every /readyz answer: a 5 MB unknown key made /readyz 10 MB.

@@ -52,6 +52,30 @@ export const HttpUrl = z
     message: 'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `',
   });
 
+/** What a text may not consist of alone (VisibleText). */
+const INVISIBLE_CHARACTERS = String.raw`\s\p{Cc}\p{Cf}\p{Z}\u115F\u1160\u2800\u3164\uFFA0`;
+
+/**
+ * A pattern matching a character outside `invisible`, in the subset of regular expressions every
+ * JSON Schema validator reads alike: the class's characters of the Basic Multilingual Plane, written
+ * as literal characters and ranges. Property escapes such as `\p{Cf}` are ECMA-262 only (JSON Schema
+ * asks for a portable subset): Python's `re` refuses them, so the Python MCP SDK refused every call of a
+ * tool whose outputSchema held one. An astral character in the class (a tag character, say) cannot
+ * be written so that regular expressions without Unicode mode read it, so the pattern lets a text of
+ * only such characters through; the service's own check (`invisible`) still refuses it.
+ */
+function visibleCharacterPattern(invisible: RegExp): string {
+  let pattern = '';
+  for (let code = 0; code <= 0xffff; code++) {
+    if (!invisible.test(String.fromCharCode(code))) continue;
+    let last = code;
+    while (last < 0xffff && invisible.test(String.fromCharCode(last + 1))) last++;
+    pattern += last === code ? String.fromCharCode(code) : `${String.fromCharCode(code)}-${String.fromCharCode(last)}`;
+    code = last;
+  }
+  return `[^${pattern}]`;
+}
+
 /**
  * Text a feed shows as a name, a title or an entry's content: white space, controls and format or
  * filler characters alone would show as nothing (an Atom `<name>   </name>`, which feed readers
@@ -59,7 +83,8 @@ export const HttpUrl = z
  */
 export const VisibleText = z
   .string()
-  .regex(/[^\s\p{Cc}\p{Cf}\p{Z}\u115F\u1160\u2800\u3164\uFFA0]/u, 'must contain a visible character, not only white space, control, format or filler characters');
+  .regex(new RegExp(`[^${INVISIBLE_CHARACTERS}]`, 'u'), 'must contain a visible character, not only white space, control, format or filler characters')
+  .meta({ pattern: visibleCharacterPattern(new RegExp(`[${INVISIBLE_CHARACTERS}]`, 'u')) });
 
 /** A time of day on the 24-hour clock, HH:MM; 24:00 is the end of the day, as ISO 8601 and schema.org allow. */
 export const TimeOfDay = z
