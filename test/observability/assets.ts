@@ -63,7 +63,7 @@ export function metricNames(expr: string): string[] {
     .replace(/"[^"]*"/g, '""')
     .replace(/\{[^}]*\}/g, '{}')
     .replace(/\[[^\]]*\]/g, '[]')
-    .replace(/\boffset\s+-?[0-9a-z]+/g, '');
+    .replace(/\boffset\s+-?[$\w]+/g, '');
   const names = new Set<string>();
   for (const match of withoutStrings.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
     const word = match[0];

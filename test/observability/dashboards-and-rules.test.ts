@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { createMetrics } from '@reviews/runtime';
 import { alertRules, dashboardExpressions, loadDashboards, metricNames, prometheusDir, repoRoot, ruleExpressions } from './assets.js';
 
@@ -15,6 +16,31 @@ function selectors(expr: string): { metric: string; matchers: string }[] {
     [...expr.matchAll(new RegExp(`(?<![\\w:])${metric}(\\{[^}]*\\})?(?![\\w:])`, 'g'))].map((m) => ({ metric, matchers: m[1] ?? '' })),
   );
 }
+
+/** A dashboard expression as Grafana sends it: 1-minute step, 5-minute rate window, namespace reviews, every job, service and pod. */
+function asQueried(expr: string): string {
+  return expr
+    .replaceAll('$__rate_interval', '5m')
+    .replaceAll('$__interval', '1m')
+    .replaceAll('$namespace', 'reviews')
+    .replaceAll('$job', APP_JOBS)
+    .replace(/\$[a-z]+/g, '.*');
+}
+
+/**
+ * One counter scraped every 30 s, and the bars an event-count panel must draw for it at 4m10s, 5m10s, …
+ * 10m10s ('_': no bar). Steps start on the minute; scrapes need not.
+ */
+const COUNTER_HISTORIES = [
+  // increase() over windows as wide as the step drew 0 0 0 0 0 2 0: the first event fell between two
+  // windows' samples, the second was extrapolated to two.
+  { history: 'an event between two bars\' samples, then one inside a bar', values: '0x10 1x6 2x10', bars: '0 0 1 0 0 1 0' },
+  { history: 'a new pod whose counter reads 1 at its first scrape', values: '_x10 1x16', bars: '_ 1 0 0 0 0 0' },
+  { history: 'a container restarted in the same pod, counting 1 since', values: '2x10 stale 1x15', bars: '0 0 1 0 0 0 0' },
+  { history: 'scrapes failing for over a bar, the counter unchanged, then 2 events', values: '0x5 1 stale stale stale stale 1x2 3x10', bars: '_ _ 0 2 0 0 0' },
+  { history: 'a pod deleted 30 s after an event', values: '0x8 1 stale', bars: '0 1 _ _ _ _ _' },
+];
+const BAR_TIMES = ['4m10s', '5m10s', '6m10s', '7m10s', '8m10s', '9m10s', '10m10s'];
 
 const promtool = spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : null;
 // CI installs Debian's prometheus package for promtool; locally a missing promtool must not hide failures in CI.
@@ -46,17 +72,10 @@ describe('Grafana dashboards', () => {
     }
   });
 
-  // Event counts are bars of increase() over non-overlapping windows: over $__rate_interval, wider than the
-  // step, each event showed in several points (one refusal per pod read as 2.51).
-  it('rate over $__rate_interval, increase too or over $__interval on a panel stepping at least a minute (two scrapes); never a hard-coded window', () => {
-    for (const { file, dashboard } of loadDashboards()) {
-      for (const panel of dashboard.panels) {
-        for (const { expr } of panel.targets ?? []) {
-          for (const [, fn, window] of expr.matchAll(/(rate|increase)\([^[]*\[([^\]]+)\]/g)) {
-            const allowed = fn === 'increase' && panel.interval === '1m' ? ['$__rate_interval', '$__interval'] : ['$__rate_interval'];
-            expect({ file, panel: panel.title, allowed: allowed.includes(window!) }).toEqual({ file, panel: panel.title, allowed: true });
-          }
-        }
+  it('rate and increase over $__rate_interval, never a hard-coded window', () => {
+    for (const { file, title, expr } of dashboardExpressions()) {
+      for (const [, , window] of expr.matchAll(/(rate|increase)\([^[]*\[([^\]]+)\]/g)) {
+        expect({ file, title, window }).toEqual({ file, title, window: '$__rate_interval' });
       }
     }
   });
@@ -126,12 +145,43 @@ describe('Grafana dashboards', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dashboards-'));
     try {
       const rules = dashboardExpressions().map(({ expr }, i) => {
-        const concrete = expr.replaceAll('$__rate_interval', '5m').replaceAll('$__interval', '1m').replace(/\$[a-z]+/g, '.*');
-        return `      - record: dashboard:expr_${i}\n        expr: ${JSON.stringify(concrete)}`;
+        return `      - record: dashboard:expr_${i}\n        expr: ${JSON.stringify(asQueried(expr))}`;
       });
       const file = join(dir, 'dashboards.rules.yaml');
       writeFileSync(file, `groups:\n  - name: dashboards\n    rules:\n${rules.join('\n')}\n`);
       execFileSync('promtool', ['check', 'rules', file], { stdio: 'pipe' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  itWithPromtool('count every refusal and denial in exactly one bar (the panels\' queries, run by promtool)', () => {
+    const panels = [
+      { title: 'Refused datasets', series: 'dataset_load_failures_total{namespace="reviews",job="read-api",service="read-api",pod="a",instance="10.0.0.7:8080",reason="invalid_json"}', bar: '{service="read-api",reason="invalid_json"}' },
+      { title: 'Denials (removed subscriptions)', series: 'websub_denials_total{namespace="reviews",job="websub-hub",pod="h",instance="10.0.0.8:8080",reason="delivery-failed-3-times"}', bar: '{reason="delivery-failed-3-times"}' },
+    ];
+    const tests = panels.flatMap(({ title, series, bar }) => {
+      const panel = loadDashboards().flatMap(({ dashboard }) => dashboard.panels).find((p) => p.title === title)!;
+      // The description's 'at least 1 minute': two scrapes, so a bar is empty only while scrapes fail.
+      expect({ title, interval: panel.interval }).toEqual({ title, interval: '1m' });
+      const { expr } = panel.targets![0]!;
+      return COUNTER_HISTORIES.map(({ history, values, bars }) => ({
+        name: `${title}: ${history}`,
+        interval: '30s',
+        input_series: [{ series, values }],
+        promql_expr_test: bars.split(' ').map((value, i) => ({
+          expr: asQueried(expr),
+          eval_time: BAR_TIMES[i],
+          exp_samples: value === '_' ? [] : [{ labels: bar, value: Number(value) }],
+        })),
+      }));
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'bars-'));
+    try {
+      const file = join(dir, 'bars.test.yaml');
+      writeFileSync(file, stringify({ rule_files: [], evaluation_interval: '1m', tests }));
+      const run = spawnSync('promtool', ['test', 'rules', file], { encoding: 'utf8' });
+      expect(run.stdout + run.stderr).toContain('SUCCESS');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
