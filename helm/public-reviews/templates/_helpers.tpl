@@ -141,6 +141,25 @@ and the missing file, in the pod's log. Usage: include "public-reviews.natsFiles
 {{- end -}}
 
 {{/*
+The generated MCP session key, base64: the one the Secret already holds, so an upgrade keeps every open
+session, else a new one (at install, and on every `helm template`, where lookup finds nothing). Chosen
+once per render and kept on the root context, so the Secret and the checksum on the mcp-gateway pods
+name the same key.
+*/}}
+{{- define "public-reviews.generatedSessionKey" -}}
+{{- if not (hasKey . "generatedSessionKey") }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "public-reviews.sessionSecretName" .) }}
+{{- $key := .Values.mcp.session.existingSecretKey }}
+{{- if and $existing (index ($existing.data | default dict) $key) }}
+{{- $_ := set . "generatedSessionKey" (index $existing.data $key) }}
+{{- else }}
+{{- $_ := set . "generatedSessionKey" (randAlphaNum 48 | b64enc) }}
+{{- end }}
+{{- end }}
+{{- .generatedSessionKey }}
+{{- end -}}
+
+{{/*
 Node loads the runtime's preload before the service: it sets the V8 flags the services run with
 (no allocation-site pretenuring, ADR 0009) and registers the OpenTelemetry hooks (ESM needs them
 registered first), which do nothing unless otel.enabled. Usage: include "public-reviews.nodeArgs" "services/read-api/dist/main.js"

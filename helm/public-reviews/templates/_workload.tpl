@@ -40,6 +40,11 @@ spec:
         {{- $labels | nindent 8 }}
       annotations:
         checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+        {{- if and (eq $component "mcp-gateway") (not $root.Values.mcp.session.existingSecret) }}
+        {{- /* Pods keep the key they started with: a new one (the Secret deleted to rotate it) must reach
+        every replica at once, or each answers 404 to the sessions the others signed. */}}
+        checksum/mcp-session: {{ include "public-reviews.generatedSessionKey" $root | sha256sum }}
+        {{- end }}
         {{- with $cfg.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
