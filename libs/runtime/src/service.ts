@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from './logger.js';
 import { Counter, registeredOnce, type Metrics } from './metrics.js';
-import { createHttpServer, pathOf, type RequestHandler } from './http/server.js';
+import { createHttpServer, pathOf, responseOf, type RequestHandler } from './http/server.js';
 import { observeRequest, UNMATCHED_ROUTE } from './http/observe.js';
 import { sendNotFound } from './http/errors.js';
 import { isLingering } from './http/lingering-close.js';
@@ -96,11 +96,6 @@ function stopAcceptingAndEndConnections(server: Server, connections: ReadonlySet
  * another replica. A short SHUTDOWN_TIMEOUT_MS shortens it.
  */
 const IDLE_GRACE_MS = 1_000;
-
-/** The response a connection is serving: node:http's own field, the one its closeIdleConnections reads. */
-function responseOf(socket: Socket): ServerResponse | null | undefined {
-  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-}
 
 function endWhenSent(socket: Socket, deadline: number): void {
   const response = responseOf(socket);

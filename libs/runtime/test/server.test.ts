@@ -281,26 +281,88 @@ describe('createHttpServer: a client that stops reading', () => {
 
   // The review of that change: waiting requests hold no output, so node:http never paused the connection,
   // and a client writing small requests without reading had 440,000 parsed and 760 MB held in 8 s.
-  it('closes a connection that queues more than 128 requests behind one it has not answered, having handled only that one', async () => {
+  it('closes a connection that queues more than 128 requests behind one it has not answered, once that answer is sent, having handled only that one', async () => {
     let release: () => void = () => undefined;
     const handled: string[] = [];
     const port = await listen((req, res) => {
       handled.push(req.url!);
       release = () => res.end('ok');
     });
+    let parsed = 0;
+    server!.on('request', () => parsed++);
     const requests = Array.from({ length: 300 }, (_, n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
     const client = connect(port, '127.0.0.1', () => client.write(requests));
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
     const closed = new Promise((resolve) => client.once('close', resolve));
     client.on('error', () => undefined);
-    client.resume();
     try {
+      await waitFor(() => parsed > 129, 5_000, 'node:http to parse more than 129 requests');
+      release();
       await closed;
       expect(handled).toEqual(['/0']);
+      // The answer in flight is not cut short: the whole of it, then the end of the connection.
+      expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nok$/);
     } finally {
-      release();
       client.destroy();
     }
   });
+
+  // An audit: a malformed request pipelined behind GET /reviews.json (11 MB) cut its answer short at 2.8 MB, under its Content-Length.
+  it('answers the requests before a malformed one in full and in order, then refuses it and closes', async () => {
+    const body = Buffer.alloc(16 * 1024 * 1024, 'x');
+    let release: (() => void) | null = null;
+    const port = await listen((req, res) => {
+      if (req.url === '/big') res.end(body);
+      else release = () => res.end('held');
+    });
+    const refused = new Promise<void>((resolve) => server!.once('clientError', () => resolve()));
+    const client = connect(port, '127.0.0.1', () => client.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /held HTTP/1.1\r\nHost: x\r\n\r\nGET /bad HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n\r\n'));
+    // Not read until the server has met the malformed request: 16 MiB is more than the kernel's buffers take.
+    client.pause();
+    const chunks: Buffer[] = [];
+    client.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    try {
+      await refused;
+      client.resume();
+      await waitFor(() => release !== null, 10_000, 'the request behind the big answer to be handled');
+      release!();
+      await ended;
+      const text = Buffer.concat(chunks).toString('latin1');
+      const bigHead = text.slice(0, text.indexOf('\r\n\r\n') + 4);
+      expect(bigHead).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Content-Length: 16777216\r\n/);
+      const bigEnd = bigHead.length + body.length;
+      expect(text.slice(bigHead.length, bigEnd)).toBe(body.toString('latin1'));
+      const rest = text.slice(bigEnd);
+      expect(rest).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nheld(HTTP\/1\.1 400 Bad Request\r\n[^]*)$/);
+      const refusal = rest.slice(rest.indexOf('heldHTTP') + 4);
+      expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'bad_request', message: 'The request could not be parsed.' });
+    } finally {
+      client.destroy();
+    }
+  }, 30_000);
+
+  // An audit: node:http checks its header and request timeouts every 30 s by default, so slow headers took up to 40 s.
+  it('answers 408 to a client still sending its headers 10 s after it began, within about a second of that', async () => {
+    const port = await listen(echo);
+    const started = performance.now();
+    const client = connect(port, '127.0.0.1', () => client.write('GET /slow HTTP/1.1\r\nHost: x\r\n'));
+    const drip = setInterval(() => client.write('X-Slow: a\r\n'), 2_000);
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    try {
+      await new Promise((resolve) => client.once('end', resolve));
+      const elapsed = performance.now() - started;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+      expect(elapsed).toBeGreaterThanOrEqual(9_900);
+      expect(elapsed).toBeLessThan(13_000);
+      expect(seen).toEqual([]);
+    } finally {
+      clearInterval(drip);
+      client.destroy();
+    }
+  }, 20_000);
 
   // The fourth review: pausing the connection for a waiting POST stopped its own body too, and node:http's
   // request timeout then ended the connection with a 408 in place of the answer ahead of it.

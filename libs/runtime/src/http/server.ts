@@ -111,6 +111,25 @@ export interface HttpServerOptions {
  */
 const STALLED_CONNECTION_TIMEOUT_MS = 65_000;
 
+/** How long a connection closed with requests unread stays open after its last answer, for the client to read it. */
+const UNREAD_CLOSE_DELAY_MS = 1_000;
+
+/**
+ * Ends a connection whose client may still have requests unread on it: the write side now, the rest a
+ * moment later. Destroyed at once with bytes unread, the kernel resets it, and a client that has not
+ * yet read the last answer loses it.
+ */
+function closeUnread(socket: Duplex): void {
+  socket.end();
+  const later = setTimeout(() => socket.destroy(), UNREAD_CLOSE_DELAY_MS);
+  socket.once('close', () => clearTimeout(later));
+}
+
+/** The response a connection is serving: node:http's own field, the one its closeIdleConnections reads. */
+export function responseOf(socket: Duplex): ServerResponse | null | undefined {
+  return (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+}
+
 /** Requests one connection may queue behind the one being answered; no client pipelines that deep. */
 const MAX_WAITING_REQUESTS = 128;
 
@@ -137,6 +156,9 @@ export function createHttpServer(
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       keepAliveTimeout: 65_000,
+      // How often the two timeouts above are checked; at Node's default of 30 s a request could take 40 s
+      // to send its headers and 60 s to send itself (an audit measured both).
+      connectionsCheckingInterval: 1_000,
       // Checked by hostFieldProblem, which answers with the JSON envelope like every other 400.
       requireHostHeader: false,
     },
@@ -147,6 +169,19 @@ export function createHttpServer(
   );
   /** Requests of a connection waiting for their turn. */
   const waiting = new WeakMap<Duplex, number>();
+  /** Connections that queued too many requests: the answer being sent is their last. */
+  const dropping = new WeakSet<Duplex>();
+  /** Connections whose parser failed: the refusal is written after the answers owed before it. */
+  const refusing = new WeakSet<Duplex>();
+  /**
+   * Calls `then` once the connection's answer being sent has been handed to the kernel, and with
+   * `waitingToo` once those of the requests waiting behind it have been too; at once if there are none.
+   */
+  function whenAnswered(socket: Duplex, then: () => void, waitingToo: boolean): void {
+    const answer = responseOf(socket);
+    if (answer) answer.once('close', () => (waitingToo ? whenAnswered(socket, then, true) : then()));
+    else then();
+  }
   /**
    * A pipelined request waits for its turn: node:http runs every request a connection sends at once
    * and keeps each answer until those before it are sent, so a client that writes many and reads
@@ -155,13 +190,17 @@ export function createHttpServer(
    * been handed to the OS. Meanwhile the connection is not read (node:http pauses it only for output
    * it holds, which a waiting request has none of: the review saw 440,000 small requests parsed and
    * 760 MB held in 8 s); one read may still bring hundreds, so a connection queuing more than
-   * MAX_WAITING_REQUESTS is closed.
+   * MAX_WAITING_REQUESTS is closed once the answer being sent has gone out.
    */
   function awaitTurn(req: IncomingMessage, res: ServerResponse): void {
     const { socket } = req;
+    if (dropping.has(socket)) return;
     const count = (waiting.get(socket) ?? 0) + 1;
     if (count > MAX_WAITING_REQUESTS) {
-      socket.destroy();
+      // The requests waiting go unanswered, as a client that pipelines must expect (RFC 9112 §9.3.2);
+      // the answer being sent is finished first.
+      dropping.add(socket);
+      whenAnswered(socket, () => closeUnread(socket), false);
       return;
     }
     waiting.set(socket, count);
@@ -170,6 +209,7 @@ export function createHttpServer(
     // after it can be parsed before that body ends anyway.
     if (req.complete) socket.pause();
     res.once('socket', () => {
+      if (dropping.has(socket)) return;
       const left = (waiting.get(socket) ?? 1) - 1;
       waiting.set(socket, left);
       if (left === 0) socket.resume();
@@ -225,21 +265,28 @@ export function createHttpServer(
   server.setTimeout(stalledConnectionTimeoutMs);
   // Requests node:http refuses before routing (malformed, oversized headers, too slow) still get the
   // JSON envelope instead of Node's bare status line.
-  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: ServerResponse }) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (!socket.writable) return;
     if (framingRefused.has(socket)) {
       socket.end();
       return;
     }
-    // The request refused waits behind an answer not yet sent, or an answer is half sent: a refusal
-    // written now would be taken for that answer.
-    if ((waiting.get(socket) ?? 0) > 0 || socket._httpMessage?.headersSent === true) {
-      socket.destroy();
-      return;
-    }
+    // The parser stops at its first error, but more bytes of the connection may bring this event again.
+    if (refusing.has(socket)) return;
+    refusing.add(socket);
     const refusal = clientErrorFor(error);
     observeUnparsed?.(refusal[0]);
-    socket.end(rawErrorResponse(refusal, error.rawPacket));
+    const answer = rawErrorResponse(refusal, error.rawPacket);
+    // Requests before the refused one are answered first, in order, and the refusal after them: written
+    // now, it would be taken for the answer to the first, and destroying the connection cut an answer
+    // being sent short under its Content-Length (an audit: 2.8 MB of an 11 MB /reviews.json, then a FIN).
+    whenAnswered(
+      socket,
+      () => {
+        if (socket.writable) socket.end(answer);
+      },
+      true,
+    );
   });
   // Node's own answer to an Expect it does not meet is a bare 417 without a body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
