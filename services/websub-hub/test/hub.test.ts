@@ -209,7 +209,20 @@ describe('synchronous refusals never reach the callback', () => {
       const text = () => Buffer.concat(received).toString('latin1');
       return { socket, text, answers: () => text().match(/HTTP\/1\.1 \d{3}/g) ?? [] };
     };
-    const post = (length: number) => `POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${length}\r\n\r\n`;
+    const post = (length: number, extraHeaders = '') =>
+      `POST /api/websub/hub HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${length}\r\n${extraHeaders}\r\n`;
+
+    // The hub used to answer only once 16 KiB of the body had come: a client waiting for an answer first never got one.
+    it.each([
+      ['without Expect', ''],
+      ['with Expect: 100-continue', 'Expect: 100-continue\r\n'],
+    ])('declared over the limit → 413 before any of the body is sent (%s)', async (_, expectHeader) => {
+      const { socket, text } = await opened();
+      socket.write(post(5_000_000, expectHeader));
+      await waitFor(() => / 413 /.test(text()), 5000, 'the 413 without a body byte sent');
+      socket.destroy();
+      expect(text()).toMatch(/\r\nconnection: close\r\n/i);
+    });
 
     it('declared within the allowance → 413 while the client still sends, the rest dropped, and the connection carries the next request', async () => {
       const { socket, answers } = await opened();
