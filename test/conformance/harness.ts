@@ -22,6 +22,8 @@ export const SAMPLE_DATASET = join(ROOT, 'data/sample-dataset.json');
 export interface RunningService {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
+  /** `http://127.0.0.1:<METRICS_PORT>` */
+  readonly metricsUrl: string;
   /** Everything the process wrote to stderr and stdout so far (logs). */
   output(): string;
   stop(): Promise<void>;
@@ -90,7 +92,7 @@ async function startOnFreePorts(name: ServiceName, env: Record<string, string>, 
     await stop();
     throw error;
   }
-  return { url, output: () => log, stop };
+  return { url, metricsUrl: `http://127.0.0.1:${metricsPort}`, output: () => log, stop };
 }
 
 export interface Standalone {

@@ -150,9 +150,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
  * `/api/websub/hub` while the hub cannot work yet (its state in NATS not opened): the preflight as
  * always, and 503 with Retry-After for any request, saying why.
  */
-export function createUnavailableHubHandler(reason: () => string): RequestHandler {
+export function createUnavailableHubHandler(reason: () => string, metrics: HubMetrics): RequestHandler {
   return (req, res) => {
     if (req.method === 'OPTIONS') return sendPreflight(req, res, HUB_METHODS);
+    metrics.requests.inc({ mode: 'none', outcome: 'unavailable' });
     res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     text(res, 503, `The hub is not accepting requests yet: ${reason()}. Retry later.`);
   };

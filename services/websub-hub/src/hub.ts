@@ -4,7 +4,7 @@ import { composeRoutes, createRateLimiter, inRequestSpan, observeRequest, sendNo
 import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type DistributionDeps } from './distribution.js';
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
-import { createHubMetrics, type SubscriptionCounts } from './metrics.js';
+import { createHubMetrics, type HubGauges, type HubMetrics, type SubscriptionCounts } from './metrics.js';
 import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
 import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
@@ -69,6 +69,11 @@ export interface WebSubHubDeps {
   readonly config: HubConfig;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /**
+   * The hub's own series, registered by a caller that exports them before it can make the hub (a pod
+   * opening its state in NATS counts its refusals meanwhile) and reads `gauges` for them; else registered here.
+   */
+  readonly hubMetrics?: HubMetrics;
   readonly snapshots: Pick<SnapshotFollower, 'current' | 'onSwap'>;
   readonly store: SubscriptionStore;
   readonly queue: JobQueue;
@@ -87,6 +92,8 @@ export interface WebSubHubDeps {
 export interface WebSubHub {
   /** Serves `/api/websub/hub` (route the exact path to it). */
   readonly handler: RequestHandler;
+  /** What the websub_subscriptions and websub_queue_depth gauges read. */
+  readonly gauges: HubGauges;
   /** Follow dataset changes, announce the current one, start delivering and sweeping; may be called again after it failed. */
   start(): Promise<void>;
   /**
@@ -133,13 +140,14 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   };
   // Scrapes that arrive together (a Prometheus pair in high availability scrapes every target twice) share one listing of the store.
   let counting: Promise<SubscriptionCounts> | null = null;
-  const metrics = createHubMetrics(deps.metrics, {
+  const gauges: HubGauges = {
     subscriptionCounts: () =>
       (counting ??= countSubscriptions().finally(() => {
         counting = null;
       })),
     queueDepth: () => queue.depth(),
-  });
+  };
+  const metrics = deps.hubMetrics ?? createHubMetrics(deps.metrics, gauges);
   const distribution: DistributionDeps = {
     store,
     queue,
@@ -270,6 +278,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
 
   return {
     handler,
+    gauges,
     async start() {
       // A start that failed (the work queue unreachable) may be called again: follow the snapshots once.
       unsubscribe ??= snapshots.onSwap(() => announce());

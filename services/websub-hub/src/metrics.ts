@@ -27,8 +27,9 @@ function within<T>(value: Promise<T>, ms: number): Promise<T | null> {
   return Promise.race([value.catch(() => null), late]).finally(() => clearTimeout(timer));
 }
 
+const SUBSCRIPTION_STATES = ['active', 'expired', 'pending'] as const;
 /** Subscriptions by state: active, expired (not swept yet), pending (verifications in flight here). */
-export type SubscriptionCounts = Record<'active' | 'expired' | 'pending', number>;
+export type SubscriptionCounts = Record<(typeof SUBSCRIPTION_STATES)[number], number>;
 
 export interface HubGauges {
   subscriptionCounts(): Promise<SubscriptionCounts>;
@@ -42,7 +43,8 @@ export interface HubGauges {
 const REQUEST_OUTCOMES: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['subscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'full', 'overloaded']],
   ['unsubscribe', ['accepted', 'rejected', 'rate_limited', 'unavailable', 'overloaded']],
-  ['none', ['rejected', 'rate_limited', 'unsupported_media_type', 'method_not_allowed']],
+  // `unavailable`: a pod that has not opened its state in NATS yet refuses every request unread.
+  ['none', ['rejected', 'rate_limited', 'unsupported_media_type', 'method_not_allowed', 'unavailable']],
   // hub.mode=publish (the hub publishes its own topics) and a missing, repeated or unknown hub.mode: refused, named apart.
   ['publish', ['rejected']],
   ['invalid', ['rejected']],
@@ -121,6 +123,8 @@ export function createHubMetrics({ registry }: Metrics, gauges: HubGauges): HubM
   }
   for (const mode of ['subscribe', 'unsubscribe']) for (const outcome of VERIFICATION_OUTCOMES) metrics.verifications.inc({ mode, outcome }, 0);
   metrics.denials.inc({ reason: DENIAL_REASON }, 0);
+  // Until the store is first read (a pod started while NATS is down): a panel or a query shows 0, not no data.
+  for (const state of SUBSCRIPTION_STATES) metrics.subscriptions.set({ state }, 0);
   for (const [mode, outcomes] of REQUEST_OUTCOMES) for (const outcome of outcomes) metrics.requests.inc({ mode, outcome }, 0);
   return metrics;
 }

@@ -4,6 +4,7 @@ import { displayedServers, observeRequest, READ_AND_POST_METHODS, wakeablePause,
 import { createNatsWebSubHub } from './compose.js';
 import { HUB_ROUTE, HUB_SERVICE, hubPodHandler, type WebSubHub } from './hub.js';
 import { createUnavailableHubHandler } from './http-handler.js';
+import { createHubMetrics } from './metrics.js';
 
 /** The pause between attempts to open the hub's state. */
 const RETRY_DELAY_MS = 2_000;
@@ -24,6 +25,13 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
   let problem = `connecting to NATS at ${displayedServers(nats)}`;
   let closed = false;
   const retryWait = wakeablePause();
+  // Registered before NATS is reached: a pod started during an outage exports every websub_* series and
+  // counts the requests it refuses, as one that lost NATS later does. The gauges keep 0 until there is a store.
+  const notOpened = () => Promise.reject(new Error(problem));
+  const hubMetrics = createHubMetrics(metrics, {
+    subscriptionCounts: () => hub?.gauges.subscriptionCounts() ?? notOpened(),
+    queueDepth: () => hub?.gauges.queueDepth() ?? notOpened(),
+  });
 
   const opening = (async () => {
     for (let attempt = 1; !closed; attempt++) {
@@ -32,8 +40,8 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
         if (hub === null && nc?.isClosed()) nc = null;
         nc ??= await connectServiceNats(nats, HUB_SERVICE);
         if (closed) return;
-        // Created once: the hub registers its metrics. Opening the bucket and the work queue comes first and is retried whole.
-        hub ??= await createNatsWebSubHub({ config, logger, metrics, snapshots, nc, replicas: config.NATS_REPLICAS });
+        // Created once. Opening the bucket and the work queue comes first and is retried whole.
+        hub ??= await createNatsWebSubHub({ config, logger, metrics, hubMetrics, snapshots, nc, replicas: config.NATS_REPLICAS });
         if (closed) return;
         await hub.start();
         started = true;
@@ -47,7 +55,7 @@ export function natsHubPod({ config, logger, metrics, snapshots }: PodContext, n
     }
   })();
 
-  const unavailable = createUnavailableHubHandler(() => problem);
+  const unavailable = createUnavailableHubHandler(() => problem, hubMetrics);
   return {
     handler: hubPodHandler(
       {

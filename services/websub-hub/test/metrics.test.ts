@@ -48,7 +48,7 @@ describe('hub metrics', () => {
     expect(text).toContain('websub_denials_total{reason="delivery-failed-3-times"} 0');
     expect(text).toContain('websub_requests_total{mode="subscribe",outcome="full"} 0');
     // A dashboard's first subscriptions, and an outage's first refusal, were lost to rate().
-    for (const series of ['mode="subscribe",outcome="accepted"', 'mode="unsubscribe",outcome="accepted"', 'mode="subscribe",outcome="unavailable"', 'mode="none",outcome="rejected"', 'mode="none",outcome="method_not_allowed"', 'mode="publish",outcome="rejected"', 'mode="invalid",outcome="rejected"']) {
+    for (const series of ['mode="subscribe",outcome="accepted"', 'mode="unsubscribe",outcome="accepted"', 'mode="subscribe",outcome="unavailable"', 'mode="none",outcome="rejected"', 'mode="none",outcome="method_not_allowed"', 'mode="none",outcome="unavailable"', 'mode="publish",outcome="rejected"', 'mode="invalid",outcome="rejected"']) {
       expect(text).toContain(`websub_requests_total{${series}} 0`);
     }
     for (const topic of ['reviews', 'feedJson', 'feedAtom']) expect(text).toContain(`websub_delivery_retries_total{topic="${topic}"} 0`);
