@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { BoundedLru, ipLiteral } from '@reviews/runtime';
 import { isPublicAddress } from './address-policy.js';
 
@@ -189,8 +189,9 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
 
   return {
     async send(req) {
-      const origin = originOf(req.url);
-      if (origin === undefined) return { ok: false, reason: 'network', detail: 'not a URL' };
+      const url = URL.parse(req.url);
+      if (url === null) return { ok: false, reason: 'network', detail: 'not a URL' };
+      const { origin } = url;
       const slow = isSlow(origin);
       if (slow) {
         if (toSlowOrigins >= SLOW_ORIGINS_CONCURRENCY) return { ok: false, reason: 'busy', detail: `${origin} keeps timing out; ${SLOW_ORIGINS_CONCURRENCY} requests to such origins are in flight` };
@@ -198,7 +199,7 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       }
       let result: OutboundResult;
       try {
-        result = await sendInSlot(req, origin);
+        result = await sendInSlot(req, url);
       } finally {
         if (slow) toSlowOrigins--;
       }
@@ -218,13 +219,15 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
    * gives each user a callback): queued inside the agent, they spent their timeout waiting, and
    * subscribers answering every request in time were counted failing, sent twice, even removed.
    */
-  async function sendInSlot(req: OutboundRequest, origin: string): Promise<OutboundResult> {
+  async function sendInSlot(req: OutboundRequest, url: URL): Promise<OutboundResult> {
+    const { origin } = url;
     const release = await slots.acquire(origin, timeouts.queueMs);
     if (release === null) return { ok: false, reason: 'busy', detail: `all ${connections} connections to ${origin} stayed busy for ${timeouts.queueMs} ms` };
     const signal = AbortSignal.timeout(timeouts.totalMs);
     try {
-      const response = await request(req.url, {
-        dispatcher: agent as Dispatcher,
+      const response = await agent.request({
+        origin,
+        path: originForm(url),
         method: req.method,
         headers: { 'user-agent': options.userAgent, ...req.headers },
         ...(req.body ? { body: req.body } : {}),
@@ -244,6 +247,15 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       release();
     }
   }
+}
+
+/**
+ * The request target of `url` as the subscriber wrote it (RFC 9112 §3.2.1): pathname + search, which
+ * undici's `request(url)` sends, drops an empty query's `?`, so a callback `…/cb?` verified at
+ * `/cb?hub.mode=…` was notified at `/cb`, another resource (W3C WebSub §7: the callback URL).
+ */
+function originForm(url: URL): string {
+  return url.pathname + (url.search === '' && url.href.endsWith('?') ? '?' : url.search);
 }
 
 /** At most `limit` requests in flight per origin, the rest waiting their turn in order, each for a bounded time. */

@@ -605,6 +605,17 @@ describe('callback query strings', () => {
     await waitFor(() => subscriber.notifications('query').length === 1, 5000, 'notification with query');
     expect(subscriber.notifications('query')[0]?.target).toBe(`/cb/query${own}`);
   });
+
+  // URL's pathname + search, which the HTTP client built the target from, loses an empty query's `?`.
+  it('notifies a callback ending in an empty query at that exact target, `?` included, as it was verified', async () => {
+    const callback = subscriber.url('bare-query', '?');
+    await subscribe(callback);
+    await waitFor(async () => (await stored(callback)) !== null, 5000, 'verified with an empty query');
+    expect(subscriber.verifications('bare-query')[0]?.target.startsWith('/cb/bare-query?hub.mode=subscribe&')).toBe(true);
+    await publishChange();
+    await waitFor(() => subscriber.notifications('bare-query').length === 1, 5000, 'notification to the empty query');
+    expect(subscriber.notifications('bare-query')[0]?.target).toBe('/cb/bare-query?');
+  });
 });
 
 describe('leases', () => {
