@@ -65,6 +65,8 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
   const match = policy.topics.find(topicValue);
   if (!match) return refuse('hub.topic', `is not a topic of this hub (topics: ${policy.topics.urls.join(', ')})`);
   const { topic, url: topicUrl } = match;
+  const topicSyntax = writtenAuthority(topicValue, new URL(topicUrl).protocol);
+  if (!topicSyntax.ok) return refuse('hub.topic', topicSyntax.message);
 
   const callbackValue = single('hub.callback');
   if (callbackValue === 'repeated') return refuse('hub.callback', 'given more than once');
@@ -109,13 +111,9 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
     return { ok: false, message: 'must be an absolute URL' };
   }
   if (url.protocol !== 'https:') return { ok: false, message: 'must be an https: URL' };
-  // The WHATWG parser repairs what RFC 3986 does not allow (`\` for `/`, `https:host`, `https:/host`,
-  // `https:///host`) into a URL the subscriber never wrote; the hub would verify that one.
-  const query = raw.indexOf('?');
-  if ((query === -1 ? raw : raw.slice(0, query)).includes('\\')) return { ok: false, message: 'must not contain a backslash before its query (URL parsers read it as /)' };
-  const authority = /^https:\/\/([^/?#]+)/i.exec(raw)?.[1];
-  if (authority === undefined) return { ok: false, message: 'must start with https:// and a host (an RFC 3986 absolute URI)' };
-  if (authority.includes('@')) return { ok: false, message: 'must not contain user information' };
+  const written = writtenAuthority(raw, url.protocol);
+  if (!written.ok) return written;
+  if (written.authority.includes('@')) return { ok: false, message: 'must not contain user information' };
   if (raw.includes('#')) return { ok: false, message: 'must not contain a fragment' };
   if (url.port === '0') return { ok: false, message: 'must not use port 0 (nothing can listen on it)' };
   const literal = ipLiteral(url.hostname);
@@ -124,6 +122,22 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   // Stored and requested percent-encoded: 1,000 emoji in a query were 2,031 characters as sent and 12,031 so.
   if (url.href.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters once percent-encoded, as the hub stores and requests it (this one is ${url.href.length})` };
   return { ok: true, url: url.href, host: url.host, hostKey: callbackHostKey(url.hostname) };
+}
+
+/**
+ * The authority of `raw`, a URL of the scheme `protocol` (`https:`), as written, or why it has none. The
+ * WHATWG parser repairs what RFC 3986 does not allow (`\` for `/`, `https:host`, `https:/host`,
+ * `https:///host`) into a URL the subscriber never wrote, and so does decoding escapes before parsing
+ * (`h%74tps:`): the hub would verify that URL, or take the string for a topic it is not equivalent to
+ * (RFC 3986 §6.2.2 compares URIs, which such a string is not).
+ */
+function writtenAuthority(raw: string, protocol: string): { ok: true; authority: string } | { ok: false; message: string } {
+  const query = raw.indexOf('?');
+  if ((query === -1 ? raw : raw.slice(0, query)).includes('\\')) return { ok: false, message: 'must not contain a backslash before its query (URL parsers read it as /)' };
+  const prefix = `${protocol}//`;
+  const authority = raw.slice(0, prefix.length).toLowerCase() === prefix ? /^[^/?#]+/.exec(raw.slice(prefix.length))?.[0] : undefined;
+  if (authority === undefined) return { ok: false, message: `must start with ${prefix} and a host (an RFC 3986 absolute URI)` };
+  return { ok: true, authority };
 }
 
 const WHITESPACE_MESSAGE = 'must not contain whitespace or control characters';

@@ -131,6 +131,12 @@ describe('synchronous refusals never reach the callback', () => {
     ['topic path in another letter case', () => ({ ...valid('r23'), 'hub.topic': 'https://reviews.example.com/Reviews.json' }), /hub\.topic/],
     // The URL parser would strip them and find the topic; they are no part of a URL.
     ['topic with a trailing newline', () => ({ ...valid('r24'), 'hub.topic': `${TOPIC_URLS.reviews}\n` }), /^hub\.topic: must not contain whitespace/],
+    // Not RFC 3986 URIs with an authority, so equivalent to no topic; the WHATWG parser would repair each into one.
+    ['topic without // (https:host)', () => ({ ...valid('r35'), 'hub.topic': 'https:reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
+    ['topic with one slash (https:/host)', () => ({ ...valid('r36'), 'hub.topic': 'https:/reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
+    ['topic with an empty authority (https:///host)', () => ({ ...valid('r37'), 'hub.topic': 'https:///reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
+    ['topic with an escaped scheme letter', () => ({ ...valid('r38'), 'hub.topic': 'h%74tps://reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
+    ['topic with backslashes for slashes', () => ({ ...valid('r39'), 'hub.topic': 'https:\\\\reviews.example.com\\api\\feed.json' }), /^hub\.topic: must not contain a backslash/],
     ['missing hub.callback', () => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews }), /hub\.callback/],
     ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /^hub\.callback: must be an https: URL\n$/],
     ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
@@ -327,6 +333,12 @@ describe('subscription state table (spec §3)', () => {
     await subscribe(callback, {}, 'https://reviews.example.com/api/%66eed%2Ejson');
     await waitFor(async () => (await stored(callback, TOPIC_URLS.feedJson)) !== null, 5000, 'escaped-topic subscription');
     expect(subscriber.verifications('escaped')[0]?.query.get('hub.topic')).toBe('https://reviews.example.com/api/%66eed%2Ejson');
+  });
+
+  it('a topic spelled with an escaped host letter or a dot segment is the same topic (RFC 3986 §6.2.2.2, §6.2.2.3)', async () => {
+    const callback = subscriber.url('dot-segment');
+    await subscribe(callback, {}, 'https://%72eviews.example.com/api/./feed.json');
+    await waitFor(async () => (await stored(callback, TOPIC_URLS.feedJson)) !== null, 5000, 'subscription under the hub\'s own topic URL');
   });
 
   it('a topic spelled with another scheme or host case, or its default port, is the same topic, each request verified in its own spelling', async () => {
