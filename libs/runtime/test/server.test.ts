@@ -162,6 +162,51 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     expect(seen).toEqual([]);
   });
 
+  // node:http takes 100-continue anywhere in the field; RFC 9110 §10.1.1 defines it alone, without parameters.
+  it.each(['100-continue, foo', 'foo, 100-continue', 'foo 100-continue', '100-continue;x=1'])('answers Expect: %s with the 417 envelope, no 100 Continue', async (expectation) => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, `POST /x HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n`);
+    expect(statuses(responses)).toEqual([[417, 'expectation_failed']]);
+    expect(seen).toEqual([]);
+  });
+
+  // node:http looks at Expect on HTTP/1.1 requests only; this pins that it stays so.
+  it('ignores Expect: 100-continue on an HTTP/1.0 request, as RFC 9110 §10.1.1 requires, instead of refusing it', async () => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, 'GET /x HTTP/1.0\r\nHost: x\r\nExpect: 100-continue\r\n\r\n');
+    expect(responses.map(({ status }) => status)).toEqual([200]);
+    expect(seen).toEqual(['/x']);
+  });
+
+  // A hub form declared at 5 MB got 100 Continue, inviting the upload, and then its 413.
+  it('sends 100 Continue when the handler reads the body, and none before an answer given on the headers alone', async () => {
+    const port = await listen((req, res) => {
+      if (req.url === '/refuse') {
+        res.statusCode = 413;
+        res.setHeader('Connection', 'close');
+        res.end('too large');
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => res.end(`read ${Buffer.concat(chunks).toString()}`));
+    });
+    const client = connect(port, '127.0.0.1', () => client.write('POST /read HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n'));
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    try {
+      await waitFor(() => answer.includes('\r\n\r\n'), 5_000, 'the interim answer');
+      expect(answer).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      client.write('hello');
+      await waitFor(() => answer.endsWith('read hello'), 5_000, 'the final answer');
+      answer = '';
+      client.write('POST /refuse HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5000000\r\n\r\n');
+      await waitFor(() => answer.endsWith('too large'), 5_000, 'the refusal');
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    } finally {
+      client.destroy();
+    }
+  });
+
   it.each(['identity', 'gzip', 'chunked, gzip'])('answers Transfer-Encoding: %s with exactly one 400 and closes: the length cannot be determined (RFC 9112 §6.1)', async (coding) => {
     const port = await listen(echo);
     const responses = await rawExchange(port, `GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ${coding}\r\n\r\n`);

@@ -228,6 +228,8 @@ describe('synchronous refusals never reach the callback', () => {
       await waitFor(() => / 413 /.test(text()), 5000, 'the 413 without a body byte sent');
       socket.destroy();
       expect(text()).toMatch(/\r\nconnection: close\r\n/i);
+      // Not invited to send the body first.
+      expect(text()).toMatch(/^HTTP\/1\.1 413 /);
     });
 
     it('declared within the allowance → 413 while the client still sends, the rest dropped, and the connection carries the next request', async () => {
