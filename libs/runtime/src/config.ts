@@ -34,6 +34,12 @@ export const EnvSchema = z
     BASE_URL: z
       .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
       .refine((url) => !/[?#]/.test(url) && !/^https?:\/\/[^/]*@/i.test(url), 'must be an origin with an optional path: no user information, query or fragment')
+      // As a URI: the public URLs go into Link headers, whose values are ASCII (RFC 8288 §3.1, RFC 9110 §5.5),
+      // and an IDN host went out as raw UTF-8 bytes there. The host in punycode, the path percent-encoded.
+      .transform((url) => {
+        const { origin, pathname } = new URL(url);
+        return origin + pathname;
+      })
       .optional(),
     NATS_URL: z.string().min(1).optional(),
     // Files, as the nats CLI names them; read only with NATS_URL set (nats-url.ts).

@@ -93,6 +93,11 @@ describe('BASE_URL', () => {
     expect(loadConfig({ BASE_URL: url }).BASE_URL).toBe(url.replace(/\/+$/, ''));
   });
 
+  // An audit: an IDN host went into Link headers as raw UTF-8 bytes, which feed readers decode as Latin-1 or refuse.
+  it('writes a host or path outside ASCII as a URI: the host in punycode, the path percent-encoded', () => {
+    expect(loadConfig({ BASE_URL: 'https://Bestattung-Müller.de:443/Bewertungen/ä/' }).BASE_URL).toBe('https://xn--bestattung-mller-uzb.de/Bewertungen/%C3%A4');
+  });
+
   // A platform team's audit: each rendered and started, and every URL the services build (feeds, Link, topics) was broken.
   it.each(['https://reviews.example.com?x=1', 'https://reviews.example.com/#top', 'https://user:pw@reviews.example.com', 'https://reviews.example.com?'])('refuses %j, saying what a base URL may hold', (url) => {
     expect(() => loadConfig({ BASE_URL: url })).toThrow(new ConfigError(['BASE_URL: must be an origin with an optional path: no user information, query or fragment']));
