@@ -424,7 +424,7 @@ function mcpPath(): Json {
         `Model Context Protocol ${MCP_PROTOCOL_VERSION} over streamable HTTP. Read-only tools over the review dataset, among them \`get_business\` and \`search_reviews\` (same parameters as GET /api/reviews/search); tools declare an \`outputSchema\` and return \`structuredContent\` plus the same JSON as text.`,
         '',
         '`initialize` starts a session and returns its id in the `Mcp-Session-Id` response header; send it, with `MCP-Protocol-Version`, on every later request.',
-        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; in a session that negotiated 2025-03-26 or earlier a batch of up to ' + MAX_MCP_BATCH_MESSAGES + ' messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error with `id: null` (JSON-RPC 2.0 §6). At most ' + kib(MAX_MCP_BODY_BYTES) + ' (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
+        'Requests must send `Content-Type: application/json` and `Accept: application/json, text/event-stream` (the transport requires both); responses are always plain JSON, never an event stream. One message per POST under 2025-06-18, which removed JSON-RPC batches; in a session that negotiated 2025-03-26 or earlier a batch of up to ' + MAX_MCP_BATCH_MESSAGES + ' messages, without `initialize`, is answered with an array of the responses to its requests, where each element that is no JSON-RPC message gets its own -32600 Invalid Request error, carrying its own `id` when it is a request whose id can be read and `id: null` otherwise (JSON-RPC 2.0 §5, §6). At most ' + kib(MAX_MCP_BODY_BYTES) + ' (after decoding a `Content-Encoding` of gzip, deflate, br or zstd). No key or token is needed.',
       ].join('\n'),
       parameters: [
         {
@@ -459,7 +459,7 @@ function mcpPath(): Json {
       },
       responses: {
         '200': {
-          description: 'The JSON-RPC response (for a batch, an array of the responses to its requests and of a -32600 error with `id: null` for each element that is no JSON-RPC message, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
+          description: 'The JSON-RPC response (for a batch, an array of the responses to its requests and of a -32600 error for each element that is no JSON-RPC message, with its own `id` when it is a request whose id can be read and `id: null` otherwise, in order); a tool failure is a result with `isError: true`, a protocol failure a JSON-RPC error.',
           headers: {
             'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), description: 'The session id: minted on `initialize`, echoed afterwards.' },
             'Content-Encoding': {
