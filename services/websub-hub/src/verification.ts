@@ -60,17 +60,21 @@ export function verifyIntent(request: HubRequest, requestedAt: number, deps: Ver
 async function verify(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const key = subscriptionKey(request.topicUrl, request.callback);
+  const existing = await store.get(key);
   const verifiedAt = now();
-  const leaseSeconds = grantLease(request.leaseSeconds, deps.lease);
+  const leaseSeconds =
+    request.mode === 'subscribe'
+      ? grantLease(request.leaseSeconds, deps.lease)
+      : // The lease an unsubscribe ends: what is left of the current one (0 when there is none).
+        existing
+        ? Math.max(0, Math.ceil((existing.expiresAt - verifiedAt) / 1000))
+        : 0;
   const challenge = randomBytes(32).toString('base64url');
   const url = withHubParams(request.callback, {
     'hub.mode': request.mode,
     'hub.topic': request.requestedTopicUrl,
     'hub.challenge': challenge,
-    // On subscribe only, as the OpenAPI callback describes it (an integer of at least 1): an unsubscribe's
-    // 0 or remaining lease was refused by a subscriber validating against it, and W3C WebSub §5.3 has
-    // subscribers ignore the parameter there anyway.
-    ...(request.mode === 'subscribe' ? { 'hub.lease_seconds': String(leaseSeconds) } : {}),
+    'hub.lease_seconds': String(leaseSeconds),
   });
   const result = await outbound.send({ method: 'GET', url, keepBodyBytes: MAX_VERIFICATION_BODY_BYTES });
   const outcome: VerificationOutcome = !result.ok
@@ -154,7 +158,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
     );
   }
   const applied = request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified';
-  logger.info({ ...log, ...(request.mode === 'subscribe' ? { leaseSeconds } : {}) }, tookEffect ? applied : 'verified, but a newer request took effect first or the deadline passed; subscription state unchanged');
+  logger.info({ ...log, leaseSeconds }, tookEffect ? applied : 'verified, but a newer request took effect first or the deadline passed; subscription state unchanged');
   return outcome;
 }
 
