@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { Ajv } from 'ajv';
 import { createTestPki, Subscriber, type Received } from '../../services/websub-hub/test/support.js';
 import { eventually } from '../support/eventually.js';
 import { send, startStandalone, type Standalone } from './harness.js';
@@ -189,6 +190,33 @@ describe('verification, distribution and removal (WebSub §5.3, §7; spec §3, �
   it('a verified unsubscribe stops notifications; an unsubscribe the callback does not confirm changes nothing', () => {
     expect(subscriber.notifications('leaving')).toEqual([]);
     expect(subscriber.notifications('stays').length).toBeGreaterThan(0);
+  });
+
+  // An audit: unsubscribe verifications carried hub.lease_seconds=0 where the OpenAPI callback declared a minimum of 1,
+  // so a subscriber validating its callback from the document refused them and its unsubscribe never took effect.
+  it('every verification sent, subscribe and unsubscribe, carries hub.lease_seconds (spec §4.7) and only parameters the OpenAPI callback declares, each valid', async () => {
+    const openapi = (await send('GET', `${server.baseUrl}/.well-known/openapi.json`)).json() as {
+      paths: Record<string, { post?: { callbacks?: { verification?: Record<string, { get: { parameters: Array<{ name: string; required?: boolean; schema: Record<string, unknown> }> } }> } } }>;
+    };
+    const [operation] = Object.values(openapi.paths['/api/websub/hub']?.post?.callbacks?.verification ?? {});
+    const declared = new Map((operation?.get.parameters ?? []).map((parameter) => [parameter.name, parameter]));
+    const ajv = new Ajv({ strict: false, coerceTypes: true });
+    // An unsubscribe of a callback never subscribed is verified too, with nothing left of a lease.
+    expect((await hub({ 'hub.mode': 'unsubscribe', 'hub.topic': topics.atom, 'hub.callback': subscriber.url('stranger') })).status).toBe(202);
+    await arrival(() => subscriber.verifications('stranger')[0]);
+    const sent = [...subscriber.verifications('leaving'), ...subscriber.verifications('stays'), ...subscriber.verifications('stranger')];
+    expect(sent.map((request) => request.query.get('hub.mode')).sort()).toEqual(['subscribe', 'subscribe', 'unsubscribe', 'unsubscribe', 'unsubscribe']);
+    for (const request of sent) {
+      expect(request.query.get('hub.lease_seconds')).toMatch(/^\d+$/);
+      for (const [name, value] of request.query) {
+        if (!name.startsWith('hub.')) continue;
+        const parameter = declared.get(name);
+        expect({ name, declared: parameter !== undefined }).toEqual({ name, declared: true });
+        const holder = { value };
+        expect({ name, value, valid: ajv.validate({ type: 'object', properties: { value: parameter!.schema } }, holder) }).toEqual({ name, value, valid: true });
+      }
+      for (const [name, parameter] of declared) if (parameter.required) expect({ name, sent: request.query.has(name) }).toEqual({ name, sent: true });
+    }
   });
 
   it('a lease that ran out ends the subscription: no notification after it (spec §3)', async () => {

@@ -558,7 +558,7 @@ function hubPath(urls: PublicUrls): Json {
                 query('hub.mode', 'What is being verified, or `denied`.', { type: 'string', enum: ['subscribe', 'unsubscribe', 'denied'] }),
                 query('hub.topic', 'The topic URL.', { type: 'string', format: 'uri' }),
                 query('hub.challenge', 'Random string to echo (not sent with `denied`).', { type: 'string' }, false),
-                query('hub.lease_seconds', 'Granted lease (subscribe only).', { type: 'integer', minimum: 1 }, false),
+                query('hub.lease_seconds', 'On `subscribe`, the lease granted (at least 1); on `unsubscribe`, the seconds the subscription had left (0 when there was none), which subscribers ignore (W3C WebSub §5.3). Not sent with `denied`.', { type: 'integer', minimum: 0 }, false),
                 query('hub.reason', 'Why the subscription was removed (`denied` only).', { type: 'string' }, false),
               ],
               responses: { '2XX': { description: 'Intent confirmed: the body is the challenge.', content: { 'text/plain': { schema: { type: 'string' }, example: 'a1b2c3' } } } },
