@@ -354,7 +354,7 @@ describe('createHttpServer: a client that stops reading', () => {
   });
 
   // An audit: a malformed request pipelined behind GET /reviews.json (11 MB) cut its answer short at 2.8 MB, under its Content-Length.
-  it('answers the requests before a malformed one in full and in order, then refuses it and closes', async () => {
+  it('answers the requests before a malformed one in full and in order, then closes without answering it', async () => {
     const body = Buffer.alloc(16 * 1024 * 1024, 'x');
     let release: (() => void) | null = null;
     const port = await listen((req, res) => {
@@ -380,13 +380,24 @@ describe('createHttpServer: a client that stops reading', () => {
       const bigEnd = bigHead.length + body.length;
       expect(text.slice(bigHead.length, bigEnd)).toBe(body.toString('latin1'));
       const rest = text.slice(bigEnd);
-      expect(rest).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nheld(HTTP\/1\.1 400 Bad Request\r\n[^]*)$/);
-      const refusal = rest.slice(rest.indexOf('heldHTTP') + 4);
-      expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'bad_request', message: 'The request could not be parsed.' });
+      expect(rest).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nheld$/);
     } finally {
       client.destroy();
     }
   }, 30_000);
+
+  // The review of that change: node:http hands over the bytes of the whole read, which start with the first request,
+  // so a refusal written for the second was built from the first (a HEAD's: a 501 without its body) or broke the wrong limit.
+  it.each([
+    ['an unknown method behind a HEAD', 'HEAD /a HTTP/1.1\r\nHost: x\r\n\r\nFOO /b HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a header without a colon behind a GET', 'GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n'],
+    ['an endless request target behind a GET', `GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /${'a'.repeat(20_000)}`],
+  ])('answers the request before %s and closes, with nothing taken for a refusal of the second', async (_case, raw) => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, raw);
+    expect(responses.map(({ status }) => status)).toEqual([200]);
+    expect(seen).toEqual(['/a']);
+  });
 
   // An audit: node:http checks its header and request timeouts every 30 s by default, so slow headers took up to 40 s.
   it('answers 408 to a client still sending its headers 10 s after it began, within about a second of that', async () => {

@@ -245,6 +245,30 @@ describe('synchronous refusals never reach the callback', () => {
       expect(answers()).toEqual(['HTTP/1.1 413', 'HTTP/1.1 405']);
     });
 
+    // The review of the 100 Continue change: not invited, the client's body met a connection node:http had already closed (EPIPE).
+    it('declared within the allowance with Expect: 100-continue → 413 without a 100, and the body sent anyway is read until the connection closes in stages', async () => {
+      // Half-open, as a client that goes on sending after the hub's FIN (curl, Python) is.
+      const socket = connect({ port: Number(new URL(hub.url).port), host: '127.0.0.1', allowHalfOpen: true });
+      await once(socket, 'connect');
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      const written: Array<string | undefined> = [];
+      socket.on('error', () => undefined);
+      try {
+        socket.write(post(20_000, 'Expect: 100-continue\r\n'));
+        await waitFor(() => / 413 /.test(text), 5000, 'the 413');
+        // In pieces, as a slow client sends: a connection closed under them is reset by the kernel (EPIPE).
+        for (let piece = 0; piece < 4; piece++) {
+          written.push(await new Promise<string | undefined>((resolve) => socket.write('a'.repeat(5_000), (error) => resolve((error as NodeJS.ErrnoException | null | undefined)?.code))));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      } finally {
+        socket.destroy();
+      }
+      expect(text).toMatch(/^HTTP\/1\.1 413 [^]*\r\nconnection: close\r\n/i);
+      expect(written).toEqual([undefined, undefined, undefined, undefined]);
+    });
+
     it('declared beyond it → 413 and the connection closes once the client stops sending', async () => {
       const { socket, text, answers } = await opened();
       const closed = once(socket, 'close');
