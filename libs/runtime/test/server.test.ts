@@ -207,6 +207,36 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     }
   });
 
+  // node:http closes the connection after a final answer sent without the 100; a client may send its body anyway
+  // (RFC 9110 §10.1.1), and closed at once the connection met it with a reset (EPIPE).
+  it.each([
+    ['refused on its headers', '100-continue', 405],
+    ['refused for its expectation', '100-continue, foo', 417],
+  ])('a request with Expect %s: the answer, then the body sent anyway read until the connection closes in stages', async (_case, expectation, status) => {
+    const port = await listen((_req, res) => {
+      res.statusCode = 405;
+      res.end('refused');
+    });
+    const client = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    await new Promise((resolve) => client.once('connect', resolve));
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    client.on('error', () => undefined);
+    const written: Array<string | undefined> = [];
+    try {
+      client.write(`POST /x HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nContent-Length: 20000\r\n\r\n`);
+      await waitFor(() => answer.includes('\r\n\r\n'), 5_000, 'the answer');
+      for (let piece = 0; piece < 4; piece++) {
+        written.push(await new Promise<string | undefined>((resolve) => client.write('a'.repeat(5_000), (error) => resolve((error as NodeJS.ErrnoException | null | undefined)?.code))));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      client.destroy();
+    }
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(written).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
   it.each(['identity', 'gzip', 'chunked, gzip'])('answers Transfer-Encoding: %s with exactly one 400 and closes: the length cannot be determined (RFC 9112 §6.1)', async (coding) => {
     const port = await listen(echo);
     const responses = await rawExchange(port, `GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ${coding}\r\n\r\n`);

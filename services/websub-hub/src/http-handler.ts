@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HUB_FULL_RETRY_AFTER_SECONDS, MAX_HUB_BODY_BYTES } from '@reviews/domain';
-import { closeAfterLingering, expectsContinue, requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
+import { closeAfterLingering, requesterKey, sendPreflight, setCorsHeaders, type Logger, type RateDecision, type RequestHandler } from '@reviews/runtime';
 import { decodeUtf8Form } from './form-body.js';
 import { parseHubRequest, type HubRequest, type HubRequestPolicy } from './hub-request.js';
 import type { HubMetrics } from './metrics.js';
@@ -94,9 +94,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
     // the next request. Any other closes the connection after the 413, read for a bounded moment so a
     // client still sending reads the 413 rather than a reset (draining whatever came kept the hub
     // reading a declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
-    // So does one that waits for 100 Continue, never sent: it may send no body at all, and node:http
-    // closes its connection after the answer anyway.
-    if (expectsContinue(req) || !(Number(req.headers['content-length']) <= MAX_HUB_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
+    if (!(Number(req.headers['content-length']) <= MAX_HUB_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
     return text(res, 413, `The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);

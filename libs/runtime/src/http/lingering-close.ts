@@ -25,6 +25,14 @@ export function isLingering(socket: Socket): boolean {
  */
 export function closeAfterLingering(req: IncomingMessage, res: ServerResponse): void {
   res.setHeader('Connection', 'close');
+  lingerWhenClosed(req);
+}
+
+/**
+ * Whenever node:http closes the connection before `req`'s body has been read (`Connection: close`), it
+ * closes in stages, as closeAfterLingering does; with the body read, or a keep-alive answer, nothing changes.
+ */
+export function lingerWhenClosed(req: IncomingMessage): void {
   const socket = req.socket;
   const destroySoon = socket.destroySoon.bind(socket);
   // node:http ends a `Connection: close` response with socket.destroySoon(): the write side, then all of it.

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_LENGTH, type Issue } from '@reviews/domain';
 import { CORS_HEADERS, setCorsHeaders } from './cors.js';
 import { READ_METHODS, sendError } from './errors.js';
+import { lingerWhenClosed } from './lingering-close.js';
 import { hostFieldProblem, originForm, TargetRefusal } from './request-target.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -86,7 +87,7 @@ function isHeadRequest(packet: Buffer | undefined): boolean {
 const EXPECTATION_FAILED_MESSAGE = 'Only "Expect: 100-continue" is understood.';
 
 /** The one expectation RFC 9110 §10.1.1 defines, `100-continue`, alone and without parameters. */
-export function expectsContinue(req: IncomingMessage): boolean {
+function expectsContinue(req: IncomingMessage): boolean {
   return req.headers.expect?.trim().toLowerCase() === '100-continue';
 }
 
@@ -316,6 +317,9 @@ export function createHttpServer(
   // node:http takes 100-continue anywhere in the field (`100-continue, foo`, `foo 100-continue`) and
   // sends the 100 before any handler runs.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // Answered without a 100 (a 417, or refused on its headers), the connection is closed by node:http,
+    // and a client that sends the body anyway would meet a reset instead of reading the answer.
+    lingerWhenClosed(req);
     if (!expectsContinue(req)) {
       refuse(req, res, 417, 'expectation_failed', EXPECTATION_FAILED_MESSAGE);
       return;
