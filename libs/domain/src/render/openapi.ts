@@ -34,6 +34,9 @@ const TEXT_PLAIN = (example: string): Json => ({ 'text/plain; charset=utf-8': { 
 const RETRY_AFTER = { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } };
 const JSON_ERROR = { 'application/json': { schema: ref.schema('Error') } };
 
+/** Every answer that is not a cacheable representation: errors, probes, MCP and the hub. */
+const NO_STORE = { 'Cache-Control': { description: 'Always `no-store`: this answer is not for a cache.', required: true, schema: { type: 'string', const: 'no-store' } } };
+
 const INFO_DESCRIPTION = [
   "Read-only publication of one funeral home's verified customer reviews and aspect-based sentiment insights, over plain HTTP (JSON), feeds, MCP and WebSub. A dataset's unverified reviews are not published: no document, feed, search, tool or insight shows or counts them.",
   '',
@@ -54,6 +57,7 @@ const RESPONSES: Record<string, Json> = {
     headers: { ETag: ref.header('ETag'), 'Cache-Control': ref.header('Cache-Control'), Vary: ref.header('Vary') },
   },
   BadRequest: {
+    headers: NO_STORE,
     description: 'Invalid parameters: the envelope lists every problem in `issues`, each naming the offending parameter in `path`. A query whose percent-encoding is malformed or not UTF-8 is refused before its parameters are read (`bad_request`): `issues` then names every parameter whose escapes are bad, and the rest are checked once those are fixed.',
     content: {
       'application/json': {
@@ -69,31 +73,37 @@ const RESPONSES: Record<string, Json> = {
       },
     },
   },
-  NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', content: JSON_ERROR },
+  NotFound: { description: 'Unknown path: a JSON error envelope, never an HTML page.', headers: NO_STORE, content: JSON_ERROR },
   NotReady: {
     description: 'Service Unavailable: no dataset has been loaded yet (the service is starting or waiting for its first publish).',
-    headers: { 'Retry-After': RETRY_AFTER },
+    headers: { 'Retry-After': RETRY_AFTER, ...NO_STORE },
     content: JSON_ERROR,
   },
   RangeNotSatisfiable: {
     description: 'Range Not Satisfiable: no range in `Range` selects a byte of the representation (of its negotiated content-coding): each starts past the end or is a suffix of 0 bytes.',
-    headers: { 'Content-Range': { ...ref.header('Content-Range'), description: '`bytes */length`: the length of the representation the request negotiated.' } },
+    headers: { 'Content-Range': { ...ref.header('Content-Range'), description: '`bytes */length`: the length of the representation the request negotiated.' }, Vary: ref.header('Vary'), ...NO_STORE },
     content: JSON_ERROR,
   },
-  PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', content: JSON_ERROR },
+  PreconditionFailed: { description: 'Precondition Failed: `If-Match` or `If-Unmodified-Since` does not hold for the current representation.', headers: NO_STORE, content: JSON_ERROR },
   BadRequestTarget: {
+    headers: NO_STORE,
     description:
       'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI with a plain `host[:port]`, holds a fragment, a character every client percent-encodes (controls, space, `"`, `<`, `>`; in the path also `\\`, `^`, `` ` ``, `{`, `}`) or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8 (`issues` names the parameter), or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
     content: JSON_ERROR,
   },
-  UriTooLong: { description: `URI Too Long: the request target exceeds ${kib(MAX_REQUEST_TARGET_LENGTH)}.`, content: JSON_ERROR },
-  ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', content: JSON_ERROR },
-  HeadersTooLarge: { description: `Request Header Fields Too Large: the header block exceeds ${kib(MAX_HEADER_BYTES)}.`, content: JSON_ERROR },
-  TransferCodingNotImplemented: { description: 'Not Implemented: a `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1).', content: JSON_ERROR },
-  HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', content: JSON_ERROR },
+  UriTooLong: { description: `URI Too Long: the request target exceeds ${kib(MAX_REQUEST_TARGET_LENGTH)}.`, headers: NO_STORE, content: JSON_ERROR },
+  ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', headers: NO_STORE, content: JSON_ERROR },
+  HeadersTooLarge: { description: `Request Header Fields Too Large: the header block exceeds ${kib(MAX_HEADER_BYTES)}.`, headers: NO_STORE, content: JSON_ERROR },
+  TransferCodingNotImplemented: { description: 'Not Implemented: a `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1).', headers: NO_STORE, content: JSON_ERROR },
+  HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', headers: NO_STORE, content: JSON_ERROR },
   Preflight: {
     description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
-    headers: { Allow: ref.header('Allow'), 'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', required: true, schema: { type: 'string' } } },
+    headers: {
+      Allow: ref.header('Allow'),
+      'Access-Control-Allow-Methods': { description: 'Same list as `Allow`.', required: true, schema: { type: 'string' } },
+      'Access-Control-Allow-Headers': { description: 'The request headers a browser may send: those it asked for in `Access-Control-Request-Headers`.', required: false, schema: { type: 'string' } },
+      'Access-Control-Max-Age': { description: 'How long a browser may keep this preflight, in seconds.', required: true, schema: { type: 'string', examples: ['86400'] } },
+    },
   },
 };
 
@@ -231,6 +241,7 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
     'Cache-Control': ref.header('Cache-Control'),
     Vary: ref.header('Vary'),
     'Accept-Ranges': ref.header('Accept-Ranges'),
+    'Content-Encoding': { description: '`gzip` or `br` when `Accept-Encoding` chose one of them; absent for the identity variant.', required: false, schema: { type: 'string', enum: ['gzip', 'br'] } },
     ...linkHeaders,
   };
   return {
@@ -251,7 +262,6 @@ function readOperation(urls: PublicUrls, endpoint: ReadEndpoint): Json {
           ? ref.response('NotModified')
           : { description: String(RESPONSES.NotModified!.description), headers: { ...(RESPONSES.NotModified!.headers as Json), ...linkHeaders } },
       '400': takesParameters ? { ...ref.response('BadRequest'), description: 'Invalid parameters, or a malformed request target or Host.' } : ref.response('BadRequestTarget'),
-      '404': ref.response('NotFound'),
       '412': ref.response('PreconditionFailed'),
       '416': ref.response('RangeNotSatisfiable'),
       ...TARGET_ERRORS,
@@ -368,7 +378,7 @@ function probePaths(): Record<string, Json> {
       parameters: [ref.parameter('IfNoneMatch'), ref.parameter('IfMatch')],
       responses: {
         ...responses,
-        '304': { description: 'Not Modified: `If-None-Match: *` matches the current answer; empty body, `Cache-Control: no-store`.' },
+        '304': { description: 'Not Modified: `If-None-Match: *` matches the current answer; empty body.', headers: NO_STORE },
         '400': ref.response('BadRequestTarget'),
         '412': ref.response('PreconditionFailed'),
         ...TARGET_ERRORS,
@@ -376,9 +386,9 @@ function probePaths(): Record<string, Json> {
     },
     options: preflightOperation(`${operationId}Preflight`, 'operations'),
   });
-  const readiness = (description: string): Json => ({ description, content: { 'application/json': { schema: ref.schema('Readiness') } } });
+  const readiness = (description: string): Json => ({ description, headers: NO_STORE, content: { 'application/json': { schema: ref.schema('Readiness') } } });
   return {
-    [PATHS.health]: probe('getHealth', 'Liveness', 'The process is alive and answers requests.', { '200': { description: 'Alive.', content: { 'application/json': { schema: ref.schema('Health') } } } }),
+    [PATHS.health]: probe('getHealth', 'Liveness', 'The process is alive and answers requests.', { '200': { description: 'Alive.', headers: NO_STORE, content: { 'application/json': { schema: ref.schema('Health') } } } }),
     [PATHS.ready]: probe('getReadiness', 'Readiness', 'Ready when a dataset is loaded and the process is not shutting down. A NATS outage does not fail it: the last dataset keeps being served, and `source` says so.', {
       '200': readiness('Ready: a dataset is served.'),
       '503': readiness('Not ready: no dataset loaded yet (`not_ready`) or shutting down (`shutting_down`).'),
@@ -386,15 +396,24 @@ function probePaths(): Record<string, Json> {
   };
 }
 
-function jsonRpcError(description: string, code: number, message: string): Json {
-  return { description, content: { 'application/json': { schema: ref.schema('JsonRpcResponse'), example: { jsonrpc: '2.0', id: null, error: { code, message } } } } };
+/** What every `/mcp` answer carries. */
+const MCP_ANSWER_HEADERS = {
+  Vary: { description: 'Every `/mcp` answer varies by `Origin` and `Accept-Encoding`, and none is for a cache.', required: true, schema: { type: 'string', const: 'Origin, Accept-Encoding' } },
+  ...NO_STORE,
+};
+
+function jsonRpcError(description: string, code: number, message: string, headers: Json = {}): Json {
+  return { description, headers: { ...MCP_ANSWER_HEADERS, ...headers }, content: { 'application/json': { schema: ref.schema('JsonRpcResponse'), example: { jsonrpc: '2.0', id: null, error: { code, message } } } } };
 }
+
+const MCP_FORBIDDEN = jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed');
 
 /** A 400 that may also come before routing (a malformed request target or `Host`), as the JSON error envelope. */
 function orRefusedTarget(response: Json): Json {
   const content = response.content as Record<string, Json>;
   const json = content['application/json'];
   return {
+    ...response,
     description: `${String(response.description)} A malformed request target or \`Host\` is refused before routing, with the JSON error envelope.`,
     content: { ...content, 'application/json': { ...json, schema: json === undefined ? ref.schema('Error') : { oneOf: [json.schema, ref.schema('Error')] } } },
   };
@@ -407,10 +426,10 @@ function mcpPath(): Json {
     summary,
     description: 'The server offers no server-initiated event stream and no explicit session termination: sessions need no server state.',
     responses: {
-      '405': {
-        ...jsonRpcError('Method Not Allowed: the endpoint accepts POST only.', -32000, 'Method Not Allowed: this MCP endpoint accepts POST only'),
-        headers: { Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` } },
-      },
+      '405': jsonRpcError('Method Not Allowed: the endpoint accepts POST only.', -32000, 'Method Not Allowed: this MCP endpoint accepts POST only', {
+        Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` },
+      }),
+      '403': MCP_FORBIDDEN,
       '400': ref.response('BadRequestTarget'),
       ...TARGET_ERRORS,
     },
@@ -467,11 +486,14 @@ function mcpPath(): Json {
               required: false,
               schema: { type: 'string', const: 'gzip' },
             },
-            Vary: { description: 'Every `/mcp` answer varies by `Origin` and `Accept-Encoding`, and none is for a cache (`Cache-Control: no-store`).', required: true, schema: { type: 'string', const: 'Origin, Accept-Encoding' } },
+            ...MCP_ANSWER_HEADERS,
           },
           content: { 'application/json': { schema: ref.schema('McpResponseBody') } },
         },
-        '202': { description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.' },
+        '202': {
+          description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.',
+          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), required: false, description: 'The session id, echoed.' }, ...MCP_ANSWER_HEADERS },
+        },
         '400': orRefusedTarget(
           jsonRpcError(
             'Bad Request: missing `Mcp-Session-Id` after initialize, unsupported `MCP-Protocol-Version`, a body that does not decode as its `Content-Encoding` says (-32000), unparseable JSON (-32700), a non-JSON-RPC body, `initialize` without an id, a batch under 2025-06-18 or later whatever it holds, or a batch that is empty, over ' + MAX_MCP_BATCH_MESSAGES + ' messages, holding `initialize` or mixing requests and responses (-32600). Batch elements that are no JSON-RPC message are answered inside the 200 array.',
@@ -479,19 +501,19 @@ function mcpPath(): Json {
             'Bad Request: Mcp-Session-Id header is required; send initialize first',
           ),
         ),
-        '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
+        '403': MCP_FORBIDDEN,
         '404': jsonRpcError('Unknown, expired or forged session id: initialize again without one.', -32001, 'Session not found'),
         '413': jsonRpcError(`Payload Too Large: the body exceeds ${kib(MAX_MCP_BODY_BYTES)}.`, -32600, 'Payload Too Large'),
-        '429': {
-          ...jsonRpcError(
-            'Too Many Requests: this client address (an IPv6 /64) sent more POSTs this minute than the replica allows (`MCP_RATE_LIMIT_PER_MINUTE`, default 600, a fifth of them at once), whatever they asked.',
-            -32000,
-            'Too Many Requests: more than 600 MCP requests a minute from this client; retry after 1 s',
-          ),
-          headers: { 'Retry-After': RETRY_AFTER },
-        },
+        '429': jsonRpcError(
+          'Too Many Requests: this client address (an IPv6 /64) sent more POSTs this minute than the replica allows (`MCP_RATE_LIMIT_PER_MINUTE`, default 600, a fifth of them at once), whatever they asked.',
+          -32000,
+          'Too Many Requests: more than 600 MCP requests a minute from this client; retry after 1 s',
+          { 'Retry-After': RETRY_AFTER },
+        ),
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
-        '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json'),
+        '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json', {
+          'Accept-Encoding': { description: 'The content-codings a body may come in: `gzip, deflate, br, zstd, identity`.', required: true, schema: { type: 'string' } },
+        }),
         ...TARGET_ERRORS,
       },
     },
@@ -510,7 +532,7 @@ function mcpPath(): Json {
             'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
           },
         },
-        '403': jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed'),
+        '403': MCP_FORBIDDEN,
         '400': ref.response('BadRequestTarget'),
         ...TARGET_ERRORS,
       },
@@ -534,15 +556,17 @@ function hubPath(urls: PublicUrls): Json {
       ].join(' '),
       requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref.schema('WebSubSubscriptionRequest') } } },
       responses: {
-        '202': { description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
-        '400': orRefusedTarget({ description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
-        '413': { description: `Payload Too Large: the form exceeds ${kib(MAX_HUB_BODY_BYTES)}.`, content: TEXT_PLAIN(`The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`) },
-        '415': { description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
-        '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
+        '202': { headers: NO_STORE, description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
+        '400': orRefusedTarget({ headers: NO_STORE, description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
+        '413': { headers: NO_STORE, description: `Payload Too Large: the form exceeds ${kib(MAX_HUB_BODY_BYTES)}.`, content: TEXT_PLAIN(`The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`) },
+        '415': {
+          headers: { ...NO_STORE, 'Accept-Encoding': { description: '`identity` when the form came content-coded: send it uncompressed.', required: false, schema: { type: 'string', const: 'identity' } } },
+          description: 'Unsupported Media Type: the body must be application/x-www-form-urlencoded (UTF-8).', content: TEXT_PLAIN('The body must be application/x-www-form-urlencoded (UTF-8).') },
+        '429': { description: 'Too Many Requests from this client or for this callback host.', headers: { 'Retry-After': RETRY_AFTER, ...NO_STORE }, content: TEXT_PLAIN('Too many hub requests from this client; retry later.') },
         '503': {
           description:
             `The hub cannot take the request now: too many verifications in progress, its subscription store (NATS) out of reach, or (a subscribe only) it holds its maximum number of subscriptions, which frees up only as leases end or subscribers unsubscribe (\`Retry-After\` is then ${HUB_FULL_RETRY_AFTER_SECONDS} s). Nothing was accepted; retry after the given seconds.`,
-          headers: { 'Retry-After': RETRY_AFTER },
+          headers: { 'Retry-After': RETRY_AFTER, ...NO_STORE },
           content: TEXT_PLAIN('The hub has too many verifications in progress; retry later.'),
         },
         ...TARGET_ERRORS,

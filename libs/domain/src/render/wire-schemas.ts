@@ -19,20 +19,9 @@ export const JsonRpcRequest = z
   })
   .meta({
     id: 'JsonRpcRequest',
-    description: 'One JSON-RPC 2.0 message.',
+    description: 'One JSON-RPC 2.0 request, or a notification (no `id`).',
   });
 
-/** What a POST to /mcp carries: one message, or a batch under the MCP versions that have batches. */
-export const McpRequestBody = z
-  .union([
-    JsonRpcRequest,
-    z
-      .array(JsonRpcRequest)
-      .min(1)
-      .max(MAX_MCP_BATCH_MESSAGES)
-      .meta({ description: 'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching); never with initialize. An element that is no JSON-RPC message gets its own -32600 Invalid Request error (id null) in the response array.' }),
-  ])
-  .meta({ id: 'McpRequestBody' });
 
 const JsonRpcError = z.strictObject({
   code: z.int().meta({ description: 'JSON-RPC error code, e.g. -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error.' }),
@@ -46,6 +35,25 @@ export const JsonRpcResponse = z
     z.strictObject({ jsonrpc: z.literal('2.0'), id: JsonRpcId.nullable(), error: JsonRpcError }),
   ])
   .meta({ id: 'JsonRpcResponse', description: 'A JSON-RPC 2.0 result or error. Transport errors (bad headers, unknown session) carry `id: null`.' });
+
+/**
+ * What a POST to /mcp carries (MCP 2025-06-18 basic/transports): one request, notification or response (a
+ * client's answer to a server request, taken with 202), or a batch under the MCP versions that have batches.
+ */
+export const McpRequestBody = z
+  .union([
+    JsonRpcRequest,
+    JsonRpcResponse,
+    z
+      .array(z.union([JsonRpcRequest, JsonRpcResponse]))
+      .min(1)
+      .max(MAX_MCP_BATCH_MESSAGES)
+      .meta({
+        description:
+          'A JSON-RPC batch: MCP 2025-03-26 and earlier only (400 under 2025-06-18, which removed batching) of requests and notifications, or of responses, never both; never with initialize. An element that is no JSON-RPC message gets its own -32600 Invalid Request error in the response array, with its `id` when it is a request whose id can be read.',
+      }),
+  ])
+  .meta({ id: 'McpRequestBody' });
 
 /** What a 200 from /mcp carries: one response, or for a batch the responses to its requests, in order. */
 export const McpResponseBody = z.union([JsonRpcResponse, z.array(JsonRpcResponse).min(1)]).meta({ id: 'McpResponseBody' });

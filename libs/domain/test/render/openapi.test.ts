@@ -103,12 +103,12 @@ describe('buildOpenApiDocument', () => {
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
   });
 
-  it('documents 200, 206, 304, 400, 404, 412, 416, 414, 417, 431, 501, 505 and 503 on every GET, Range and If-Range beside the preconditions, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
+  it('documents 200, 206, 304, 400, 412, 416, 414, 417, 431, 501, 505 and 503 on every GET (no 404: an unknown path is no operation\'s), Range and If-Range beside the preconditions, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
       const takesParameters = [...(paths[path]?.parameters ?? []), ...(operation.parameters ?? [])].some((parameter) => parameter.in === 'query' || parameter.in === 'path');
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '404', '412', '414', '416', '417', '431', '501', '503', '505']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '412', '414', '416', '417', '431', '501', '503', '505']);
       expect(operation.parameters?.filter((parameter) => parameter.in === undefined)).toEqual(['IfNoneMatch', 'IfModifiedSince', 'IfMatch', 'IfUnmodifiedSince', 'Range', 'IfRange'].map((name) => ({ $ref: `#/components/parameters/${name}` })));
       expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
       expect(Object.keys((paths[path]?.options as Operation).responses).sort()).toEqual(['204', '400', '414', '417', '431', '501', '505']);
@@ -149,6 +149,22 @@ describe('buildOpenApiDocument', () => {
     const hub = componentValidator(doc, 'WebSubSubscriptionRequest');
     expect(hub({ 'hub.callback': 'https://subscriber.example/cb', 'hub.mode': 'subscribe', 'hub.topic': URLS.feedAtom })).toEqual([]);
     expect(hub({ 'hub.callback': 'https://subscriber.example/cb', 'hub.mode': 'subscribe', 'hub.topic': 'https://elsewhere.example/feed' })).not.toEqual([]);
+  });
+
+  // An audit: the MCP transport takes a client's JSON-RPC response (202), which the request schema refused; and GET and
+  // DELETE /mcp answer a foreign Origin with 403, which only POST and OPTIONS listed.
+  it('describes every message a POST to /mcp may carry, and the 403 of every /mcp method', () => {
+    const doc = build();
+    const validate = componentValidator(doc, 'McpRequestBody');
+    expect(validate({ jsonrpc: '2.0', id: 7, result: {} })).toEqual([]);
+    expect(validate({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'no' } })).toEqual([]);
+    expect(validate({ jsonrpc: '2.0', method: 'notifications/initialized' })).toEqual([]);
+    expect(validate([{ jsonrpc: '2.0', id: 1, result: {} }])).toEqual([]);
+    expect(validate({ jsonrpc: '2.0', id: 7 })).not.toEqual([]);
+    for (const method of ['get', 'head', 'post', 'options', 'delete'] as const) {
+      const operation = doc.paths['/mcp']?.[method];
+      if (operation !== undefined) expect([method, operation.responses['403'] !== undefined]).toEqual([method, true]);
+    }
   });
 
   it('is byte-stable', () => {
