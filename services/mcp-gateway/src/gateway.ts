@@ -61,7 +61,8 @@ import { parseArguments, TOOLS_BY_NAME } from './tools.js';
 
 export const MCP_PATH = PATHS.mcp;
 
-const ALLOWED_REQUEST_HEADERS = 'Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+/** Content-Encoding too: a page may send its body compressed (gzip, deflate, br, zstd), and a browser asks first. */
+const ALLOWED_REQUEST_HEADERS = 'Content-Type, Content-Encoding, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
 const ALLOWED_METHODS = 'POST, OPTIONS';
 /**

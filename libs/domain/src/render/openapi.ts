@@ -529,7 +529,7 @@ function mcpPath(): Json {
           headers: {
             Allow: { ...ref.header('Allow'), description: `\`${MCP_METHODS}\`` },
             'Access-Control-Allow-Methods': { description: '`POST, DELETE`: DELETE so that a browser ending its session can read its `405`.', required: true, schema: { type: 'string' } },
-            'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
+            'Access-Control-Allow-Headers': { description: 'The request headers MCP uses, among them `Content-Type`, `Content-Encoding` (a compressed body), `Accept`, `Mcp-Session-Id` and `MCP-Protocol-Version`.', schema: { type: 'string' } },
           },
         },
         '403': MCP_FORBIDDEN,
