@@ -87,14 +87,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: HubEndpoi
   }
   // A declared length over the limit is refused before any of the body is read: waiting for the first
   // bytes past the limit held the 413 back from a client that sends slowly, or waits for an answer first.
-  const body = Number(req.headers['content-length']) > MAX_HUB_BODY_BYTES ? null : await readBody(req);
+  // NaN without a Content-Length (a chunked body): neither comparison holds.
+  const declaredLength = Number(req.headers['content-length']);
+  const body = declaredLength > MAX_HUB_BODY_BYTES ? null : await readBody(req);
   if (body === null) {
     metrics.requests.inc({ mode: 'none', outcome: 'rejected' });
     // A body declared within the allowance is read to its end and dropped, so the connection carries
     // the next request. Any other closes the connection after the 413, read for a bounded moment so a
     // client still sending reads the 413 rather than a reset (draining whatever came kept the hub
     // reading a declared terabyte for up to a minute, and answered a body cut off mid-way a second time).
-    if (!(Number(req.headers['content-length']) <= MAX_HUB_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
+    if (!(declaredLength <= MAX_HUB_BODY_BYTES + DRAIN_ALLOWANCE_BYTES)) closeAfterLingering(req, res);
     return text(res, 413, `The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`);
   }
   const decoded = decodeUtf8Form(body);

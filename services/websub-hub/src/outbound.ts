@@ -178,7 +178,6 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
     timingOut.set(origin, { since, slow: now - since >= timeouts.totalMs });
   };
   let toSlowOrigins = 0;
-  const originOf = (url: string) => URL.parse(url)?.origin;
   const agent = new Agent({
     connect,
     connections,
@@ -208,7 +207,7 @@ export function createOutboundClient(options: OutboundOptions): OutboundClient {
       return result;
     },
     admits(url) {
-      const origin = originOf(url);
+      const origin = URL.parse(url)?.origin;
       return origin === undefined || !isSlow(origin) || toSlowOrigins < SLOW_ORIGINS_CONCURRENCY;
     },
     close: () => agent.close(),
