@@ -58,6 +58,8 @@ export class NatsAccessError extends Error {
 
 const USERINFO = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^@/]*)@/i;
 const TLS_SCHEME = /^tls:\/\//i;
+/** The schemes nats.js serves over TCP (or none: `host:port`). */
+const NATS_SCHEME = /^(?:(?:nats|tls):\/\/|(?![a-z][a-z0-9+.-]*:\/\/))/i;
 
 /**
  * NATS access as connection options. A URL may carry credentials as the NATS CLI and the Go client
@@ -82,6 +84,8 @@ export function natsConnectOptions(access: NatsAccess): NatsConnectOptions {
     const userinfo = USERINFO.exec(server);
     const withoutCredentials = userinfo ? server.replace(USERINFO, '$1') : server;
     if (!isServerUrl(withoutCredentials)) throw new NatsAccessError('NATS_URL', `"${withoutCredentials}" is not a server URL (nats://host:port, tls://host:port or host:port)`);
+    // nats.js connects over plain TCP whatever the scheme says: an `https://` or `wss://` URL went out in plain text, credentials included.
+    if (!NATS_SCHEME.test(withoutCredentials)) throw new NatsAccessError('NATS_URL', `"${withoutCredentials}" names another protocol; a NATS server URL is nats://host:port, tls://host:port (TLS required) or host:port`);
     servers.push(withoutCredentials);
     if (!userinfo) continue;
     const found = userinfo[2] as string;
@@ -170,7 +174,9 @@ export function natsAccessProblems(access: NatsAccess): NatsAccessError[] {
 /** A server as nats.js reads one: a URL with a host, its scheme optional (`host:port`). */
 function isServerUrl(server: string): boolean {
   try {
-    return new URL(server.includes('://') ? server : `nats://${server}`).hostname !== '';
+    const url = new URL(server.includes('://') ? server : `nats://${server}`);
+    // nats.js reads the host as an http URL's: `nats://%%%` parsed here, then failed every connection.
+    return url.hostname !== '' && new URL(`http://${url.host}`).hostname !== '';
   } catch {
     return false;
   }

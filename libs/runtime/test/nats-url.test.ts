@@ -28,6 +28,10 @@ describe('NATS_URL as connection options', () => {
     ['http://x y', '"http://x y" is not a server URL (nats://host:port, tls://host:port or host:port)'],
     ['nats://a:4222,nats://', '"nats://" is not a server URL (nats://host:port, tls://host:port or host:port)'],
     ['nats://reader:s3cret@a:99999', '"nats://a:99999" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+    ['%%%', '"%%%" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+    ['nats://a b:4222', '"nats://a b:4222" is not a server URL (nats://host:port, tls://host:port or host:port)'],
+    ['https://reader:s3cret@a:4222', '"https://a:4222" names another protocol; a NATS server URL is nats://host:port, tls://host:port (TLS required) or host:port'],
+    ['nats://a:4222,wss://b:443', '"wss://b:443" names another protocol; a NATS server URL is nats://host:port, tls://host:port (TLS required) or host:port'],
   ])('%s is refused at start, naming NATS_URL (never its credentials)', (url, message) => {
     expect(() => loadConfig({ NATS_URL: url })).toThrow(new ConfigError([`NATS_URL: ${message}`]));
   });
