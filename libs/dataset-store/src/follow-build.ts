@@ -1,4 +1,4 @@
-import { buildSnapshotContent, formatIssuePath, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
+import { buildSnapshotContent, formatIssuePath, issueCount, validateDataset, type Compress, type Issue, type LastModified, type Representation, type SnapshotContent, type SnapshotRepresentations, type ValidatedBefore, type Variant } from '@reviews/domain';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 
 /**
@@ -31,8 +31,13 @@ export interface BuildRequest {
 }
 
 function summarize(issues: readonly Issue[]): string {
-  const first = issues.slice(0, 3).map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
-  return `${issues.length} issue(s): ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
+  const first = issues.slice(0, 3).map(issueLine);
+  return `${issueCount(issues)}: ${first.join('; ')}${issues.length > 3 ? '; ...' : ''}`;
+}
+
+/** Where the problem is, when it is somewhere inside: a name repeated in an object is invalid JSON that still has a path. */
+function issueLine(issue: Issue): string {
+  return issue.path.length === 0 ? issue.message : `${formatIssuePath(issue.path)}: ${issue.message}`;
 }
 
 export function buildError(error: unknown): { ok: false; rejection: Rejection } {
@@ -68,7 +73,7 @@ export function buildContent({ bytes, version, baseUrl, publishedAt, lastModifie
   } catch (error) {
     if (!(error instanceof NotDatasetJson)) throw error;
     // Bytes that are not UTF-8 are not JSON text either (RFC 8259 §8.1): one refusal reason for both.
-    return { ok: false, rejection: { reason: 'invalid_json', summary: error.message, issues: [error.issue] } };
+    return { ok: false, rejection: { reason: 'invalid_json', summary: issueLine(error.issue), issues: [error.issue] } };
   }
   try {
     const validated = validateDataset(raw, validation?.before ?? undefined);

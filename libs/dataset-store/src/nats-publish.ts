@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, issueCount, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
@@ -156,7 +156,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
 }
 
 function reportInvalid(file: string, issues: readonly Issue[], io: PublishCliIo): number {
-  io.err(`${file}: invalid dataset, nothing published (${issues.length} issue${issues.length === 1 ? '' : 's'}):`);
+  io.err(`${file}: invalid dataset, nothing published (${issueCount(issues)}):`);
   for (const issue of issues) io.err(`  ${formatIssuePath(issue.path)}: ${issue.message} [${issue.code}]`);
   return PUBLISH_EXIT.invalidDataset;
 }
@@ -171,7 +171,7 @@ async function checkDatasetFile(file: string, io: PublishCliIo): Promise<number>
   if (size > MAX_DATASET_BYTES) return reportInvalid(file, [{ code: 'too_large', path: [], message: tooLargeProblem(size) }], io);
   const { reviews } = read.input;
   const verified = reviews.filter((review) => review.verified).length;
-  io.out(`${file}: valid dataset ${canonicalBytesVersion(canonical)} (${reviews.length} reviews, ${verified} verified); nothing published`);
+  io.out(`${file}: valid dataset ${canonicalBytesVersion(canonical)} (${reviews.length} review${reviews.length === 1 ? '' : 's'}, ${verified} verified); nothing published`);
   return PUBLISH_EXIT.ok;
 }
 

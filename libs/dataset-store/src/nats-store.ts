@@ -226,10 +226,15 @@ export class NatsDatasetStore {
   /** Put the object unless an intact copy is already there, then prove it reads back byte-exact. */
   private async storeVerified(name: string, bytes: Uint8Array, sha256: string): Promise<void> {
     const existing = await this.buckets.objects.info(name);
-    const intact = existing !== null && !existing.deleted && existing.size === bytes.length && (await this.readsBackAs(name, sha256));
+    // Deleted or replaced while read (a concurrent prune), or NATS trouble: it is stored again and that copy read back.
+    const intact = existing !== null && !existing.deleted && existing.size === bytes.length && (await this.readsBackAs(name, sha256).catch(() => false));
     if (!intact) {
       await this.buckets.objects.putBlob({ name, options: { max_chunk_size: OBJECT_CHUNK_BYTES } }, bytes);
-      if (!(await this.readsBackAs(name, sha256))) {
+      // Failing to read it back (a server that stopped answering) is said as such, not as different bytes.
+      const readBack = await this.readsBackAs(name, sha256).catch((error: unknown) => {
+        throw new DatasetStoreError(`object ${DATASET_OBJECT_BUCKET}/${name} was stored but reading it back failed: ${(error as Error).message}; pointer not moved`);
+      });
+      if (!readBack) {
         throw new DatasetStoreError(`object ${DATASET_OBJECT_BUCKET}/${name} did not read back with SHA-256 ${sha256}; pointer not moved`);
       }
     }
@@ -255,13 +260,8 @@ export class NatsDatasetStore {
   }
 
   private async readsBackAs(name: string, sha256: string): Promise<boolean> {
-    try {
-      const stored = await readDatasetObject(this.buckets.js, name, AbortSignal.timeout(READ_BACK_STALL_MS));
-      return stored.status === 'intact' && stored.sha256 === sha256;
-    } catch {
-      // Deleted or replaced while read (a concurrent prune), or NATS trouble: the caller stores it again and reads that back.
-      return false;
-    }
+    const stored = await readDatasetObject(this.buckets.js, name, AbortSignal.timeout(READ_BACK_STALL_MS));
+    return stored.status === 'intact' && stored.sha256 === sha256;
   }
 
   /**

@@ -254,6 +254,14 @@ describe('followSnapshots', () => {
     expect(follower.health().lastRejection).toContain(`(invalid_json): not valid UTF-8: malformed byte sequence at byte offset ${Buffer.byteLength(`${before}Ren`)} (0xE9)`);
   });
 
+  // A publisher's audit: /readyz said a name appeared twice without saying where; the CLI and the log did.
+  it('says where a name is repeated in an object, as the CLI does', async () => {
+    const { file, follower } = await follow(valid(1));
+    await writeFile(file, valid(2).replace('"rating":', '"rating": 1, "rating":'));
+    await waitFor(() => follower.health().lastRejection !== null, 5000, 'the rejection');
+    expect(follower.health().lastRejection).toMatch(/\(invalid_json\): reviews\[0\]\.rating: this name appears twice in its object/);
+  });
+
   it('serves a file that starts with a UTF-8 byte order mark', async () => {
     const { file, follower } = await follow(valid(1));
     await writeFile(file, `\uFEFF${valid(2)}`);

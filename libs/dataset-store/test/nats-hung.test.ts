@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { datasetVersion } from '@reviews/domain';
 import { createMetrics } from '@reviews/runtime';
-import { followSnapshots, NatsDatasetSource, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
+import type { ObjectStore } from '@nats-io/obj';
+import { connect } from '@nats-io/transport-node';
+import { followSnapshots, NatsDatasetSource, NatsDatasetStore, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
@@ -55,6 +57,29 @@ describe('a NATS server that accepts connections but answers nothing', () => {
       server.thaw();
     }
   });
+
+  // A publisher's audit: a server that stopped answering after the upload was reported as an object that "did not read back" with its digest, as if the data were corrupt.
+  it('says that reading the stored object back failed, not that it read back different, when the server hangs after the upload', async () => {
+    const nc = await connect({ servers: server.url });
+    try {
+      const store = await NatsDatasetStore.open(nc, 1);
+      const objects = (store as unknown as { buckets: { objects: ObjectStore } }).buckets.objects;
+      const putBlob = objects.putBlob.bind(objects);
+      objects.putBlob = async (...args) => {
+        const info = await putBlob(...args);
+        server.freeze();
+        return info;
+      };
+      const failure = await store.publish(buildDataset({ reviews: 3, seed: 96 })).then(
+        () => null,
+        (error: unknown) => error as Error,
+      );
+      expect(failure?.message).toMatch(/^object datasets\/v\/\S+\.json was stored but reading it back failed: .*; pointer not moved$/);
+    } finally {
+      server.thaw();
+      await nc.close();
+    }
+  }, 30_000);
 
   // nats.js pings every 2 minutes and waits for two answers: /readyz and nats_connected said "connected" for ~6 minutes.
   it('is reported disconnected by a replica within about 30 s, which reconnects once the server answers', async () => {

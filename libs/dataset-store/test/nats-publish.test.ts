@@ -232,6 +232,25 @@ describe('dataset:publish --check (no NATS)', () => {
     expect(result.err).toEqual([`${join(dir, 'invalid.json')}: invalid dataset, nothing published (1 issue):`, expect.stringMatching(/^ {2}reviews\[0\]\.rating: .* \[too_big\]$/)]);
   });
 
+  // A publisher's audit: the header counted the note saying where validation stopped as issue 1,001.
+  it('says "more than 1,000 issues" when validation stopped, not a count that includes its note', async () => {
+    const flooded = { ...valid, reviews: valid.reviews.flatMap((review) => Array.from({ length: 150 }, (_, copy) => ({ ...review, id: `${review.id}-${copy}`, rating: 9 }))) };
+    const file = join(dir, 'flooded.json');
+    await writeFile(file, JSON.stringify(flooded));
+    const result = await publish(['--check', file], {});
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err[0]).toBe(`${file}: invalid dataset, nothing published (more than 1,000 issues):`);
+    expect(result.err.at(-1)).toMatch(/validation stopped after the first 1,000/);
+  });
+
+  it('counts one review as one', async () => {
+    const single = buildDataset({ reviews: 1, seed: 3 });
+    const file = join(dir, 'single.json');
+    await writeFile(file, JSON.stringify(single));
+    const result = await publish(['--check', file], {});
+    expect(result.out).toEqual([`${file}: valid dataset ${datasetVersion(single)} (1 review, 1 verified); nothing published`]);
+  });
+
   // A publisher's audit: an unknown key holding ESC [2J cleared the terminal of whoever checked the file.
   it('prints what it quotes from the dataset with terminal controls escaped, a key that is not plain quoted', async () => {
     const hostile = structuredClone(valid) as unknown as { reviews: Array<Record<string, unknown>> };

@@ -60,6 +60,12 @@ function resultOf(input: DatasetInput, issues: Issue[]): ValidationResult {
  */
 export const MAX_REPORTED_ISSUES = 1_000;
 
+/** How many issues a validation's report stands for: past MAX_REPORTED_ISSUES its last item is the note saying where it stopped, not an issue. */
+export function issueCount(issues: readonly Issue[]): string {
+  if (issues.length > MAX_REPORTED_ISSUES) return `more than ${MAX_REPORTED_ISSUES.toLocaleString('en-US')} issues`;
+  return issues.length === 1 ? '1 issue' : `${issues.length.toLocaleString('en-US')} issues`;
+}
+
 function reportable(issues: Issue[]): Issue[] {
   if (issues.length <= MAX_REPORTED_ISSUES) return issues;
   const most = MAX_REPORTED_ISSUES.toLocaleString('en-US');

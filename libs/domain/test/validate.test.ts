@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { validateDataset, VisibleText, type DatasetInput, type Issue, type ValidatedBefore } from '@reviews/domain';
+import { issueCount, validateDataset, VisibleText, type DatasetInput, type Issue, type ValidatedBefore } from '@reviews/domain';
 import { buildDataset } from './fixtures.js';
 
 /** A fresh valid dataset, changed by `mutate`, then validated; returns the issues. */
@@ -207,6 +207,9 @@ describe('validateDataset', () => {
       expect(result.issues[0]).toEqual({ code: 'invalid_type', path: ['reviews', 0], message: 'Invalid input: expected object, received number' });
       expect(result.issues[999]).toEqual(expect.objectContaining({ path: ['reviews', 999] }));
       expect(result.issues[1_000]).toEqual(STOPPED);
+      expect(issueCount(result.issues)).toBe('more than 1,000 issues');
+      expect(issueCount(result.issues.slice(0, 1_000))).toBe('1,000 issues');
+      expect(issueCount(result.issues.slice(0, 1))).toBe('1 issue');
       // A listing of every one held about 1 KB per value: 1 GB here.
       expect(heapGrowth).toBeLessThan(100 * 1024 * 1024);
     });
