@@ -1,5 +1,5 @@
 import { constants, watch, type FSWatcher, type Stats } from 'node:fs';
-import { open, readlink, stat } from 'node:fs/promises';
+import { lstat, open, readlink, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { contentHash } from '@reviews/domain';
 import type { Logger, Registry } from '@reviews/runtime';
@@ -62,6 +62,11 @@ export class FileDatasetSource implements DatasetSource {
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
   #lastRefusal: SourceRefusal | null = null;
+  /**
+   * The file as it was when last refused: a refusal stands until the file is saved again, so every
+   * other event in its directories (a log written beside it) does not refuse and count it again.
+   */
+  #refused: string | null = null;
   readonly #metrics: FileSourceOptions['metrics'];
   /** Watching and deliveries run one after another, in file order. */
   #chain: Promise<void> = Promise.resolve();
@@ -210,7 +215,10 @@ export class FileDatasetSource implements DatasetSource {
     return this.#unwatched ? `polling ${this.#path} every ${this.#pollIntervalMs} ms (cannot watch ${this.#unwatched.directory}: ${this.#unwatched.reason})` : `watching ${this.#path}`;
   }
 
-  #refuse(reason: FileRefusalReason, problem: string): void {
+  /** `seen` is the file as refused; the same file seen again is not refused again. */
+  #refuse(reason: FileRefusalReason, problem: string, seen: string): void {
+    if (seen === this.#refused) return;
+    this.#refused = seen;
     this.#logger.error({ file: this.#path, reason }, `dataset file refused, keeping the current dataset: ${problem}`);
     this.#lastRefusal = { at: performance.now(), summary: `dataset file refused (${reason}): ${this.#path}: ${problem}` };
     this.#countRefusal(reason, 1);
@@ -234,12 +242,13 @@ export class FileDatasetSource implements DatasetSource {
         this.#health = { connected: true, detail: this.#watchingDetail() };
         const refusal = datasetFileRefusal(info);
         if (refusal) {
-          this.#refuse(refusal.reason, refusal.problem);
+          this.#refuse(refusal.reason, refusal.problem, this.#lastSeen);
           return;
         }
         bytes = await handle.readFile();
         publishedAt = new Date(info.ctimeMs);
         this.#lastRefusal = null;
+        this.#refused = null;
       } finally {
         await handle.close();
       }
@@ -249,7 +258,8 @@ export class FileDatasetSource implements DatasetSource {
       const detail = `cannot read ${this.#path}: ${code}`;
       // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again. Any other
       // failure (permissions, a symlink loop) stays until the file is saved again: a refused publish.
-      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`);
+      // The link or file itself, as saved: what it leads to cannot be seen.
+      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`, `${code}:${await lstat(this.#path).then(appearance, errorCode)}`);
       else if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
       this.#health = { connected: false, detail };
       return;

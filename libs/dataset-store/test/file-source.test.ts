@@ -142,6 +142,13 @@ describe('FileDatasetSource', () => {
     expect(await counted()).toBe(1);
     expect(received).toHaveLength(1);
 
+    // A docs audit: every other change in the directory refused and counted it again, and a log written
+    // beside it fed itself ten refusals a second. It stands until the file is saved again.
+    for (let write = 0; write < 3; write++) {
+      await writeFile(join(dir, 'neighbour.log'), `line ${write}\n`, { flag: 'a' });
+      for (const until = Date.now() + 200; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) expect(await counted()).toBe(1);
+    }
+
     const next = join(dir, '.next');
     await writeFile(next, datasetBytes(2));
     await rename(next, file);
