@@ -4,7 +4,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -61,13 +61,15 @@ function* batched(chunks: Iterable<string>): Generator<string> {
   yield `${buffer}\n`;
 }
 
-export interface CommandOutput {
+export interface CommandContext {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
+  /** Where a relative --out is (callerDirectory). */
+  directory: string;
 }
 
 /** The whole `dataset:generate` command; resolves to the process exit code (0 ok, 1 write failure, 2 bad flags). */
-export async function runGenerateCommand(argv: string[], output: CommandOutput): Promise<number> {
+export async function runGenerateCommand(argv: string[], output: CommandContext): Promise<number> {
   let flags;
   try {
     flags = parseFlags(argv);
@@ -81,9 +83,10 @@ export async function runGenerateCommand(argv: string[], output: CommandOutput):
     return 0;
   }
   const dataset = generateDataset(flags.options);
+  const out = resolve(output.directory, flags.out);
   try {
-    await mkdir(dirname(flags.out), { recursive: true });
-    await pipeline(Readable.from(batched(formatJson(dataset))), createWriteStream(flags.out));
+    await mkdir(dirname(out), { recursive: true });
+    await pipeline(Readable.from(batched(formatJson(dataset))), createWriteStream(out));
   } catch (error) {
     output.stderr.write(`dataset:generate: cannot write ${flags.out}: ${(error as Error).message}\n`);
     return 1;

@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateDataset } from '@reviews/domain';
 import { formatJson, generateDataset } from '@reviews/dataset-generator';
+import { callerDirectory } from '@reviews/runtime';
 import { runGenerateCommand } from '../src/command.js';
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(argv: string[], directory = process.cwd()): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runGenerateCommand(argv, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } });
+  const code = await runGenerateCommand(argv, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, directory });
   return { code, stdout, stderr };
 }
 
@@ -31,6 +32,13 @@ describe('dataset:generate command', () => {
     expect(validateDataset(JSON.parse(bytes)).ok).toBe(true);
     expect((await run(['--reviews=120', '--seed=9', `--out=${out}`])).code).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(bytes);
+  });
+
+  // A publisher's audit: `cd data && npm run dataset:generate -- --out mine.json` wrote the repository root's mine.json.
+  it('writes a relative --out where the command was typed (npm names it INIT_CWD)', async () => {
+    const result = await run(['--reviews', '2', '--seed', '1', '--out', 'mine.json'], callerDirectory({ npm_lifecycle_event: 'dataset:generate', INIT_CWD: dir }));
+    expect(result).toEqual({ code: 0, stdout: 'wrote 2 reviews (seed 1) to mine.json\n', stderr: '' });
+    expect(existsSync(join(dir, 'mine.json'))).toBe(true);
   });
 
   it.each([

@@ -1,8 +1,9 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, issueCount, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
-import { ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
+import { callerDirectory, ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
 import { connectNats } from './nats-connect.js';
@@ -34,21 +35,21 @@ export type DatasetFileRead = { ok: true; input: DatasetInput } | { ok: false; i
  */
 const skipCompression: Compress = (identity) => ({ gzip: identity, br: identity });
 
-/** Read, parse and validate a dataset file; every problem comes back as an issue with its path. */
-export async function readDatasetFile(path: string): Promise<DatasetFileRead> {
+/** Read, parse and validate a dataset file; every problem comes back as an issue with its path. `shown` names the file in them, as its user gave it. */
+export async function readDatasetFile(path: string, shown = path): Promise<DatasetFileRead> {
   let bytes: Buffer;
   try {
     // Refused before reading, as the pods' file source does: /dev/zero grew without bound, a named pipe blocked.
     const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const refusal = datasetFileRefusal(await handle.stat());
-      if (refusal !== null) return { ok: false, issues: [{ code: refusal.reason, path: [], message: `${path}: ${refusal.problem}` }] };
+      if (refusal !== null) return { ok: false, issues: [{ code: refusal.reason, path: [], message: `${shown}: ${refusal.problem}` }] };
       bytes = await handle.readFile();
     } finally {
       await handle.close();
     }
   } catch (error) {
-    return { ok: false, issues: [{ code: 'unreadable_file', path: [], message: `cannot read ${path}: ${(error as Error).message}` }] };
+    return { ok: false, issues: [{ code: 'unreadable_file', path: [], message: `cannot read ${shown}: ${(error as Error).message}` }] };
   }
   let raw: unknown;
   try {
@@ -105,7 +106,9 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     io.err(usage);
     return PUBLISH_EXIT.usage;
   }
-  if (options.includes(CHECK)) return checkDatasetFile(file, io);
+  // Read where the caller is; said as they gave it.
+  const path = resolve(callerDirectory(env), file);
+  if (options.includes(CHECK)) return checkDatasetFile(file, path, io);
   const ifEmpty = options.includes(IF_EMPTY);
   let servers: NatsAccess;
   let replicas: number;
@@ -121,7 +124,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     return PUBLISH_EXIT.usage;
   }
 
-  const read = await readDatasetFile(file);
+  const read = await readDatasetFile(path, file);
   if (!read.ok) return reportInvalid(file, read.issues, io);
 
   let nc: NatsConnection;
@@ -162,8 +165,8 @@ function reportInvalid(file: string, issues: readonly Issue[], io: PublishCliIo)
 }
 
 /** `--check`: the checks a publish makes before it connects, and what the file would publish as. */
-async function checkDatasetFile(file: string, io: PublishCliIo): Promise<number> {
-  const read = await readDatasetFile(file);
+async function checkDatasetFile(file: string, path: string, io: PublishCliIo): Promise<number> {
+  const read = await readDatasetFile(path, file);
   if (!read.ok) return reportInvalid(file, read.issues, io);
   const canonical = JSON.stringify(read.input);
   const size = Buffer.byteLength(canonical);

@@ -226,6 +226,14 @@ describe('dataset:publish --check (no NATS)', () => {
     });
   });
 
+  // A publisher's audit: `cd data && npm run dataset:publish -- --check mine.json` looked in the repository root.
+  it('reads a relative FILE where the command was typed (npm names it INIT_CWD), and names it as typed', async () => {
+    const fromThere = { npm_lifecycle_event: 'dataset:publish', INIT_CWD: dir };
+    expect(await publish(['--check', 'valid.json'], fromThere)).toMatchObject({ code: PUBLISH_EXIT.ok, out: [expect.stringMatching(/^valid\.json: valid dataset /)] });
+    const missing = await publish(['--check', 'absent.json'], fromThere);
+    expect(missing.err[1]).toBe(`  (root): cannot read absent.json: ENOENT: no such file or directory, open '${join(dir, 'absent.json')}' [unreadable_file]`);
+  });
+
   it('prints every issue of an invalid file as a publish would, and exits 1', async () => {
     const result = await publish(['--check', join(dir, 'invalid.json')], {});
     expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);

@@ -20,5 +20,6 @@ export * from './service.js';
 export * from './http/compose.js';
 export * from './tracing.js';
 export * from './lru.js';
+export * from './caller-directory.js';
 export { inRequestSpan } from './http/trace-requests.js';
 export * from './wakeable-pause.js';
