@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('traceRequests', () => {
-  it("joins the caller's trace, names the span after the route template and puts its ids on the request log line", async () => {
+  it("starts a trace of its own, linked to the caller's span, names the span after the route template and puts its ids on the request log line", async () => {
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     const response = await fetch(`${url}/items/42?secret=x`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
     expect(response.status).toBe(200);
@@ -34,11 +34,12 @@ describe('traceRequests', () => {
     while (exporter.getFinishedSpans().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     const [span] = exporter.getFinishedSpans();
     expect(span?.name).toBe('GET /items/:id');
-    expect(span?.spanContext().traceId).toBe(traceId);
-    expect(span?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+    expect(span?.spanContext().traceId).not.toBe(traceId);
+    expect(span?.parentSpanContext).toBeUndefined();
+    expect(span?.links).toEqual([{ context: expect.objectContaining({ traceId, spanId: 'b7ad6b7169203331', isRemote: true }) }]);
     expect(span?.attributes).toEqual({ 'http.request.method': 'GET', 'http.route': '/items/:id', 'http.response.status_code': 200 });
     const log = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
-    expect(log).toMatchObject({ method: 'GET', route: '/items/:id', status: 200, trace_id: traceId, span_id: span?.spanContext().spanId });
+    expect(log).toMatchObject({ method: 'GET', route: '/items/:id', status: 200, trace_id: span?.spanContext().traceId, span_id: span?.spanContext().spanId });
     expect(lines.join('\n')).not.toContain('/items/42');
   });
 
@@ -87,17 +88,16 @@ describe('traceRequests', () => {
     expect(exported.attributes).toEqual(expect.arrayContaining([{ key: 'http.response.status_code', value: { intValue: 200 } }]));
   });
 
-  it("lets the SDK's sampler decide: a caller's unsampled trace records nothing, not even the child spans, and still logs its ids", async () => {
+  it("lets the sampler decide, not the caller: a caller's unsampled trace is recorded here, child spans too, and a malformed traceparent is no link", async () => {
     exporter.reset();
-    lines.length = 0;
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const response = await fetch(`${url}/items/with-child`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-00` } });
-    await response.text();
+    await (await fetch(`${url}/items/with-child`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-00` } })).text();
+    await (await fetch(`${url}/items/with-child`, { headers: { traceparent: `00-${traceId}-0000000000000000-01` } })).text();
     const deadline = Date.now() + 2_000;
-    while (!lines.some((l) => l.includes('"msg":"request"')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    const log = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
-    expect(log).toMatchObject({ trace_id: traceId });
-    expect(exporter.getFinishedSpans()).toEqual([]);
+    while (exporter.getFinishedSpans().length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const servers = exporter.getFinishedSpans().filter((span) => span.name === 'GET /items/:id');
+    expect(servers.map((span) => span.links.map((link) => link.context.spanId))).toEqual([['00f067aa0ba902b7'], []]);
+    expect(exporter.getFinishedSpans().filter((span) => span.name === 'item lookup')).toHaveLength(2);
   });
 
   it('finds the sink in the tracer of the one installed SDK, and none in the no-op tracer', () => {

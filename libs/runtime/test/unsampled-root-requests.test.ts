@@ -33,11 +33,11 @@ afterAll(() => server.close());
 const sdkSampler = new TraceIdRatioBasedSampler(RATIO);
 const sdkSamples = (traceId: string) => sdkSampler.shouldSample(ROOT_CONTEXT, traceId).decision === 2;
 
-async function requestLines(count: number, path: string): Promise<Record<string, unknown>[]> {
+async function requestLines(count: number, path: string, headers: (n: number) => Record<string, string> = () => ({})): Promise<Record<string, unknown>[]> {
   const { url, lines } = server;
   lines.length = 0;
   exporter.reset();
-  for (let n = 0; n < count; n++) await (await fetch(`${url}${path}?n=${n}`)).text();
+  for (let n = 0; n < count; n++) await (await fetch(`${url}${path}?n=${n}`, { headers: headers(n) })).text();
   const deadline = Date.now() + 5_000;
   const logged = () => lines.filter((line) => line.includes('"msg":"request"')).length;
   while (logged() < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -54,7 +54,7 @@ describe('root requests decided before they have ids', () => {
     expect(recorded.length).toBeLessThan(90);
     const recordedTraces = new Set(recorded.map((span) => span.spanContext().traceId));
     for (const span of recorded) {
-      expect(span).toMatchObject({ name: 'GET /items/:id', kind: SpanKind.SERVER, parentSpanContext: undefined });
+      expect([span.name, span.kind, span.parentSpanContext]).toEqual(['GET /items/:id', SpanKind.SERVER, undefined]);
       expect(sdkSamples(span.spanContext().traceId)).toBe(true);
     }
     const disagreements = logged.filter((line) => sdkSamples(line.trace_id as string) !== recordedTraces.has(line.trace_id as string));
@@ -83,5 +83,21 @@ describe('root requests decided before they have ids', () => {
     }
     expect(dropped).toBeGreaterThan(60);
     expect(recorded.every((span) => recordedTraces.has(span.spanContext().traceId))).toBe(true);
+  });
+
+  // A security audit: any client sending a traceparent with the sampled flag had every request traced, whatever the ratio.
+  it("samples requests that carry a caller's sampled traceparent at the ratio too, each in a trace of its own linked to the caller's span", async () => {
+    const callerTraceId = (n: number) => n.toString(16).padStart(32, 'c');
+    const logged = await requestLines(400, '/items/1', (n) => ({ traceparent: `00-${callerTraceId(n)}-b7ad6b7169203331-01` }));
+    expect(logged).toHaveLength(400);
+    const recorded = exporter.getFinishedSpans();
+    expect(recorded.length).toBeGreaterThan(10);
+    expect(recorded.length).toBeLessThan(90);
+    for (const span of recorded) {
+      expect(span.parentSpanContext).toBeUndefined();
+      expect(sdkSamples(span.spanContext().traceId)).toBe(true);
+      expect(span.links).toEqual([{ context: expect.objectContaining({ spanId: 'b7ad6b7169203331', isRemote: true }) }]);
+    }
+    expect(logged.some((line) => /^c+[0-9a-f]{0,3}$/.test(line.trace_id as string))).toBe(false);
   });
 });

@@ -70,7 +70,8 @@ export class RequestSpan implements Span, ReadableSpan {
   links: Link[] = NO_LINKS;
   events: TimedEvent[] = NO_EVENTS;
   ended = false;
-  readonly parentSpanContext?: SpanContext;
+  /** A request span is the root of its trace (trace-requests.ts, callerLinks). */
+  declare readonly parentSpanContext?: SpanContext;
   readonly #startedAt = performance.now();
   /** Milliseconds from start to end; NaN until the span ends. */
   #elapsed = Number.NaN;
@@ -79,10 +80,8 @@ export class RequestSpan implements Span, ReadableSpan {
     private readonly sink: RequestSpanSink,
     public name: string,
     private readonly context: SpanContext,
-    parent: SpanContext | undefined,
     attributes: Attributes | undefined,
   ) {
-    if (parent !== undefined) this.parentSpanContext = parent;
     this.attributes = { ...attributes };
   }
 

@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Context, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Link, type ProxyTracerProvider, type Span, type SpanContext } from '@opentelemetry/api';
 import { NO_LINKS, RequestSpan, requestSpanSink, type RequestSpanSink } from './request-span.js';
 import type { RequestHandler } from './server.js';
-import { ALL_WORDS, NOT_RECORD, RECORD_AND_SAMPLED, rootUpperBoundOf, validParentOf } from '../sampling.js';
+import { ALL_WORDS, NOT_RECORD, RECORD_AND_SAMPLED, rootUpperBoundOf } from '../sampling.js';
 import { PooledIdGenerator } from '../trace-ids.js';
 import { TRACER_NAME } from '../tracing.js';
 
 const SPAN = Symbol('serverSpan');
-const PARENT = Symbol('serverSpanParent');
 /** A request span starts without attributes, as the sampler sees it; shared, not allocated per request. */
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
@@ -61,7 +60,6 @@ function unsampledRootOf(sink: RequestSpanSink): UnsampledRoot | undefined {
 
 interface Traced extends ServerResponse {
   [SPAN]?: Span | UnsampledRoot;
-  [PARENT]?: Context;
 }
 
 /** The SDK tracer behind the API's proxy, once the SDK registered its provider. */
@@ -73,37 +71,49 @@ function registeredTracer(): unknown {
 
 /**
  * The SDK's decision for a request, and its span: a RequestSpan when sampled, otherwise a
- * non-recording span that carries the decision to child spans (for a root request, the shared
- * UnsampledRoot that stands for one until read). Mirrors the SDK tracer's startSpan for a SERVER span
- * without attributes or links; a request's context is the root or its caller's, so tracing is never
- * suppressed there.
+ * non-recording span that carries the decision to child spans (the shared UnsampledRoot that stands
+ * for one until read, when the sampler is the runtime's). Mirrors the SDK tracer's startSpan for a
+ * root SERVER span without attributes; tracing is never suppressed in the root context.
  */
-function startRequestSpan(sink: RequestSpanSink, unsampledRoot: UnsampledRoot | undefined, name: string, parent: Context): Span | UnsampledRoot {
-  if (unsampledRoot !== undefined && parent === ROOT_CONTEXT) {
+function startRequestSpan(sink: RequestSpanSink, unsampledRoot: UnsampledRoot | undefined, name: string, links: Link[]): Span | UnsampledRoot {
+  if (unsampledRoot !== undefined) {
     const traceId = unsampledRoot.sampledTraceId();
     if (traceId === undefined) return unsampledRoot;
-    return recordedSpan(sink, name, { traceId, spanId: sink.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED }, parent, undefined, undefined);
+    return recordedSpan(sink, name, { traceId, spanId: sink.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED }, links, undefined);
   }
-  const validParent = validParentOf(parent);
-  const traceId = validParent?.traceId ?? sink.ids.generateTraceId();
-  const decision = sink.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
-  const traceState = decision.traceState ?? validParent?.traceState;
+  const traceId = sink.ids.generateTraceId();
+  const decision = sink.sampler.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, links);
   const spanId = sink.ids.generateSpanId();
   const traceFlags = decision.decision === RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE;
   // Two literals rather than a spread of a conditional object, which allocated and copied one per request.
-  const spanContext: SpanContext = traceState ? { traceId, spanId, traceFlags, traceState } : { traceId, spanId, traceFlags };
+  const spanContext: SpanContext = decision.traceState ? { traceId, spanId, traceFlags, traceState: decision.traceState } : { traceId, spanId, traceFlags };
   if (decision.decision === NOT_RECORD) return trace.wrapSpanContext(spanContext);
-  return recordedSpan(sink, name, spanContext, parent, validParent, decision.attributes);
+  return recordedSpan(sink, name, spanContext, links, decision.attributes);
 }
 
-function recordedSpan(sink: RequestSpanSink, name: string, spanContext: SpanContext, parent: Context, validParent: SpanContext | undefined, attributes: Attributes | undefined): RequestSpan {
-  const span = new RequestSpan(sink, name, spanContext, validParent, attributes);
-  sink.processor.onStart(span as never, parent);
+function recordedSpan(sink: RequestSpanSink, name: string, spanContext: SpanContext, links: Link[], attributes: Attributes | undefined): RequestSpan {
+  const span = new RequestSpan(sink, name, spanContext, attributes);
+  if (links !== NO_LINKS) span.addLinks(links);
+  sink.processor.onStart(span as never, ROOT_CONTEXT);
   return span;
 }
 
 /**
- * One SERVER span per request, parented by the caller's W3C `traceparent`. Deliberately lean: the
+ * The caller's span, from its W3C `traceparent`, as a link: never as the parent. Every client of this
+ * public service is anonymous, and a parent's sampled flag decides its children's sampling: any
+ * client sending `-01` had every request traced, whatever the sampling ratio, and could pile
+ * requests into one forged trace (W3C Trace Context §7.2). So each request starts a trace of its
+ * own, the "restart" of §3.4 for a service at a network's front gate, and the link keeps the
+ * caller's ids where an operator can find them.
+ */
+function callerLinks(req: IncomingMessage): Link[] {
+  if (req.headers.traceparent === undefined) return NO_LINKS;
+  const caller = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, req.headers));
+  return caller !== undefined && trace.isSpanContextValid(caller) ? [{ context: caller }] : NO_LINKS;
+}
+
+/**
+ * One SERVER span per request, the root of a trace, linked to the caller's W3C `traceparent` (callerLinks). Deliberately lean: the
  * fast path answers in tens of microseconds, and the generic HTTP instrumentation cost more than the
  * request itself (bench suite `overhead`). With the SDK's tracer registered, the span is a
  * RequestSpan that the SDK's sampler, processor and exporter still handle; with any other tracer it
@@ -122,7 +132,7 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
   let sink: RequestSpanSink | null | undefined;
   let unsampledRoot: UnsampledRoot | undefined;
   return (req: IncomingMessage, res: ServerResponse) => {
-    const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, req.headers);
+    const links = callerLinks(req);
     if (sink === undefined) {
       sink = requestSpanSink(registeredTracer());
       unsampledRoot = sink === null ? undefined : unsampledRootOf(sink);
@@ -130,10 +140,8 @@ export function traceRequests(handler: RequestHandler): RequestHandler {
     const name = req.method ?? 'UNKNOWN';
     // A span the sampler dropped records nothing, but it is kept: child spans inherit the "not
     // sampled" decision instead of starting traces of their own.
-    const span = sink === null ? tracer.startSpan(name, { kind: SpanKind.SERVER }, parent) : startRequestSpan(sink, unsampledRoot, name, parent);
-    const traced = res as Traced;
-    traced[SPAN] = span;
-    traced[PARENT] = parent;
+    const span = sink === null ? tracer.startSpan(name, { kind: SpanKind.SERVER, links }, ROOT_CONTEXT) : startRequestSpan(sink, unsampledRoot, name, links);
+    (res as Traced)[SPAN] = span;
     handler(req, res);
   };
 }
@@ -157,5 +165,5 @@ export function recordingRequestSpan(res: ServerResponse): Span | undefined {
  */
 export function inRequestSpan<T>(res: ServerResponse, fn: () => T): T {
   const span = requestSpan(res);
-  return span === undefined ? fn() : context.with(trace.setSpan((res as Traced)[PARENT]!, span), fn);
+  return span === undefined ? fn() : context.with(trace.setSpan(ROOT_CONTEXT, span), fn);
 }
