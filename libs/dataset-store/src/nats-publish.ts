@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildSnapshotFromInput, canonicalBytesVersion, formatIssuePath, issueCount, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
+import { buildSnapshotFromInput, canonicalBytesVersion, customIssue, formatIssuePath, issueCount, validateDataset, withUnicodeEscapes, type Compress, type DatasetInput, type Issue } from '@reviews/domain';
 import { callerDirectory, ConfigError, displayedServers, loadConfig, natsAccessOf, SpanKind, withSpan, type NatsAccess } from '@reviews/runtime';
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
@@ -60,6 +60,8 @@ export async function readDatasetFile(path: string, shown = path): Promise<Datas
   }
   const validated = validateDataset(raw);
   if (!validated.ok) return validated;
+  const future = generatedLaterThan(validated.input, new Date());
+  if (future.length > 0) return { ok: false, issues: future };
   try {
     // Build once here (all but compression) so a dataset no replica could build is refused before it is published.
     buildSnapshotFromInput(validated.input, { baseUrl: 'http://publish-check.invalid', publishedAt: new Date(), compress: skipCompression });
@@ -67,6 +69,25 @@ export async function readDatasetFile(path: string, shown = path): Promise<Datas
     return { ok: false, issues: [{ code: 'build_error', path: [], message: `derivation failed: ${(error as Error).message}` }] };
   }
   return validated;
+}
+
+/** How far a dataset's times may run ahead of this machine's clock: a clock some hours off is not the publisher's mistake; a year is. */
+const CLOCK_SKEW_MS = 24 * 60 * 60_000;
+
+/**
+ * A dataset is generated before it is published. The schema checks only that reviews are not dated
+ * after `generated_at`'s day, so a year typed wrong in both (2062 for 2026) passed, and the feeds'
+ * `updated` and every since result then held that review at the top for decades (publisher audit).
+ */
+function generatedLaterThan(input: DatasetInput, now: Date): Issue[] {
+  const latest = now.getTime() + CLOCK_SKEW_MS;
+  const times: [Issue['path'], string][] = [
+    [['generated_at'], input.generated_at],
+    [['analysis', 'generated_at'], input.analysis.generated_at],
+  ];
+  return times
+    .filter(([, time]) => Date.parse(time) > latest)
+    .map(([path, time]) => customIssue(path, `${time} is more than a day after this machine's clock (${now.toISOString()}): a dataset is generated before it is published; check the year`));
 }
 
 /**

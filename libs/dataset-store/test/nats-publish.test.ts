@@ -251,6 +251,22 @@ describe('dataset:publish --check (no NATS)', () => {
     expect(result.err.at(-1)).toMatch(/validation stopped after the first 1,000/);
   });
 
+  // A publisher's audit: a year typed 2062 for 2026 in generated_at and a review passed, and the feeds put that review first for decades.
+  it("refuses a dataset generated more than a day after this machine's clock, naming each time, and takes one an hour ahead", async () => {
+    const future = { ...valid, generated_at: '2062-11-01T06:00:00Z', analysis: { ...valid.analysis, generated_at: '2062-11-01T05:30:00Z' } };
+    const file = join(dir, 'future.json');
+    await writeFile(file, JSON.stringify(future));
+    const result = await publish(['--check', file], {});
+    expect(result.code).toBe(PUBLISH_EXIT.invalidDataset);
+    expect(result.err.slice(1)).toEqual([
+      expect.stringMatching(/^ {2}generated_at: 2062-11-01T06:00:00Z is more than a day after this machine's clock \(\d{4}-.*Z\): a dataset is generated before it is published; check the year \[custom\]$/),
+      expect.stringMatching(/^ {2}analysis\.generated_at: 2062-11-01T05:30:00Z is more than a day /),
+    ]);
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    await writeFile(file, JSON.stringify({ ...valid, generated_at: soon, analysis: { ...valid.analysis, generated_at: soon } }));
+    expect((await publish(['--check', file], {})).code).toBe(PUBLISH_EXIT.ok);
+  });
+
   it('counts one review as one', async () => {
     const single = buildDataset({ reviews: 1, seed: 3 });
     const file = join(dir, 'single.json');
