@@ -205,5 +205,6 @@ function describe(outcome: PublishOutcome | StoreNotEmpty): string {
     return `the store already holds ${held}; ${IF_EMPTY}: nothing published`;
   }
   if (outcome.status === 'already-current') return `${outcome.version} already current (published ${outcome.pointer.published_at}); nothing changed`;
-  return `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
+  const published = `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
+  return outcome.replacedConcurrent === undefined ? published : `${published}; it replaced ${outcome.replacedConcurrent}, which another publish made while this one ran`;
 }

@@ -50,6 +50,11 @@ export interface PublishOutcome {
   readonly pointer: DatasetPointer;
   /** Why old objects could not be pruned after the pointer moved (the publish itself succeeded). */
   readonly pruneProblem?: string;
+  /**
+   * The version another publisher moved the pointer to while this publish ran, which this one then
+   * replaced: publishes are last-writer-wins, and the later writer is told whom it overtook.
+   */
+  readonly replacedConcurrent?: string;
 }
 
 /** `publishIfEmpty` found a dataset pointer and left the store as it was. */
@@ -159,6 +164,8 @@ export class NatsDatasetStore {
       const entry = await this.buckets.pointers.get(POINTER_KEY);
       // publish() replaces a malformed pointer: publishing is how an operator repairs it.
       const current = entry === null ? null : readPointer(entry);
+      // After a lost compare-and-set, the pointer read is another publisher's, written while this one ran.
+      const concurrent = attempt > 1 && entry?.operation === 'PUT' && current?.ok ? current.pointer.version : undefined;
       if (entry?.operation === 'PUT' && current !== null) {
         const refusal = refuse(current);
         if (refusal !== null) return refusal;
@@ -201,7 +208,7 @@ export class NatsDatasetStore {
         () => null,
         (error: unknown) => (error as Error).message,
       );
-      return { status: 'published', version, pointer, ...(pruneProblem === null ? {} : { pruneProblem }) };
+      return { status: 'published', version, pointer, ...(pruneProblem === null ? {} : { pruneProblem }), ...(concurrent === undefined ? {} : { replacedConcurrent: concurrent }) };
     }
     throw new DatasetStoreError(`the pointer kept moving under ${POINTER_CAS_ATTEMPTS} publish attempts; try again`);
   }

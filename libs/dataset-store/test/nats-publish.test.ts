@@ -3,6 +3,7 @@ import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ObjectStore } from '@nats-io/obj';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -193,6 +194,28 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
     expect(outcomes.map((o) => o.status).sort()).toEqual(['published', 'store-not-empty']);
     const published = outcomes.flatMap((o) => (o.status === 'published' ? [o.version] : []));
     expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: published[0] });
+  });
+
+  // A publisher's audit: two publishes at once both said "published", and the one that replaced the other did not say so.
+  it('tells a publish that overtook another, made while it ran, which version it replaced', async () => {
+    const [a, b] = await Promise.all([NatsDatasetStore.open(nats.nc, 1), NatsDatasetStore.open(nats.nc, 1)]);
+    const other = buildDataset({ reviews: 12, seed: 33 });
+    const mine = buildDataset({ reviews: 12, seed: 34 });
+    // A reads the pointer, then B publishes whole before A's object is stored: A's move loses its compare-and-set.
+    const objects = (a as unknown as { buckets: { objects: ObjectStore } }).buckets.objects;
+    const putBlob = objects.putBlob.bind(objects);
+    let otherPublished: Promise<unknown> | undefined;
+    objects.putBlob = async (...args) => {
+      otherPublished ??= b.publish(other);
+      await otherPublished;
+      return putBlob(...args);
+    };
+    const outcome = await a.publish(mine);
+    expect(await otherPublished).toMatchObject({ status: 'published', version: datasetVersion(other) });
+    expect(outcome).toMatchObject({ status: 'published', version: datasetVersion(mine), replacedConcurrent: datasetVersion(other) });
+    expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(mine) });
+    const quiet = await b.publish(buildDataset({ reviews: 12, seed: 35 }));
+    expect(quiet).not.toHaveProperty('replacedConcurrent');
   });
 
   it('refuses an unknown option', async () => {
