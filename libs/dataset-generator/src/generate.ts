@@ -12,8 +12,12 @@ import { ulidAt } from './ulid.js';
 
 export const DEFAULT_NOW = '2026-11-01';
 export const ANALYSIS_MODEL = 'claude-sonnet-4-6';
-/** Generation keeps the whole dataset in memory; beyond this a single JSON document stops being practical. */
-export const MAX_REVIEWS = 1_000_000;
+/**
+ * The most a dataset the services take can hold: a review is ~1,015 bytes of the file, so 200,000 are
+ * ~203 MB of the store's 256 MiB (268 MB), with room for longer texts. The earlier 1,000,000 wrote
+ * files that every check then refused as too large (publisher audit).
+ */
+export const MAX_REVIEWS = 200_000;
 const EARLIEST_NOW = '1975-01-02';
 
 export const GenerateOptions = z.strictObject({

@@ -46,6 +46,7 @@ describe('dataset:generate command', () => {
     [['--reviews', 'ten', '--seed', '1', '--out', 'x.json'], '--reviews must be a non-negative integer, got "ten"'],
     [['--reviews=-5', '--seed', '1', '--out', 'x.json'], '--reviews must be a non-negative integer, got "-5"'],
     [['--reviews', '5', '--seed', '4294967296', '--out', 'x.json'], '--seed: Too big'],
+    [['--reviews', '200001', '--seed', '1', '--out', 'x.json'], '--reviews: Too big: expected number to be <=200000'],
     [['--reviews', '5', '--seed', '1', '--out', 'x.json', '--now', '2026-13-01'], '--now: must be a real calendar date'],
     [['--reviews', '5', '--seed', '1', '--out', 'x.json', '--colour', 'red'], "Unknown option '--colour'"],
   ])('rejects %j with a precise message, exit code 2 and no file', async (argv, message) => {

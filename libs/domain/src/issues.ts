@@ -9,9 +9,14 @@ import type { Issue } from './schemas/documents.js';
 export function toIssues(error: z.ZodError): Issue[] {
   return error.issues.flatMap((issue): Issue[] => {
     const path = clippedPath(issue.path.map((key) => (typeof key === 'number' ? key : String(key))));
-    if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: clipped(issue.message) }];
+    if (issue.code !== 'unrecognized_keys') return [{ code: issue.code, path, message: clipped(messageOf(issue)) }];
     return issue.keys.map((key) => ({ code: issue.code, path: [...path, clipped(key)], message: clipped(`Unrecognized key: "${key}"`) }));
   });
+}
+
+/** JSON has no undefined: zod's "expected object, received undefined" is a field left out, and says so. */
+function messageOf(issue: z.core.$ZodIssue): string {
+  return issue.code === 'invalid_type' && issue.message.endsWith(', received undefined') ? `missing: a required field (expected ${issue.expected})` : issue.message;
 }
 
 /** An issue that zod cannot see: a broken reference, a duplicate, a repeated parameter. */

@@ -193,6 +193,14 @@ describe('validateDataset', () => {
     expect(issues).toContainEqual(expect.objectContaining({ code: 'custom', path: ['x', ...Array<number>(63).fill(0)], message: 'nests arrays and objects more than 64 levels deep; no dataset field does' }));
   });
 
+  // A publisher's audit: a field left out read "expected object, received undefined", which JSON cannot hold.
+  it('says a field left out is missing', () => {
+    const issues = issuesAfter((input) => {
+      delete (input.business as unknown as Record<string, unknown>).name;
+    });
+    expect(issues).toContainEqual({ code: 'invalid_type', path: ['business', 'name'], message: 'missing: a required field (expected string)' });
+  });
+
   describe('a dataset with more wrong values than anyone reads', () => {
     const STOPPED = { code: 'custom', path: [], message: 'more than 1,000 issues: validation stopped after the first 1,000; fix these and check again' };
 
