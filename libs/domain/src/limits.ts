@@ -16,8 +16,12 @@ export const MAX_MCP_BODY_BYTES = 64 * 1024;
 export const MAX_MCP_BATCH_MESSAGES = 100;
 /** Largest WebSub hub request body: real subscription requests are forms of a few hundred bytes. */
 export const MAX_HUB_BODY_BYTES = 16 * 1024;
-/** Longest `hub.callback`, as given and once percent-encoded. */
-export const MAX_CALLBACK_LENGTH = 2048;
+/**
+ * Longest `hub.callback` and `hub.topic`, as given and once percent-encoded: the hub stores both and
+ * sends them in every verification, and a topic has equivalent spellings of any length (dot segments,
+ * leading zeros in its port, characters the host's IDNA mapping drops).
+ */
+export const MAX_CALLBACK_AND_TOPIC_LENGTH = 2048;
 /** W3C WebSub §5.1: a `hub.secret` MUST be less than 200 bytes. */
 export const MAX_SECRET_BYTES = 199;
 /**

@@ -1,4 +1,4 @@
-import { MAX_CALLBACK_LENGTH, MAX_SECRET_BYTES, type TopicName } from '@reviews/domain';
+import { MAX_CALLBACK_AND_TOPIC_LENGTH, MAX_SECRET_BYTES, type TopicName } from '@reviews/domain';
 import { decodeUnreservedEscapes, ipLiteral } from '@reviews/runtime';
 import { isPublicAddress } from './address-policy.js';
 import { callbackHostKey } from './callback-url.js';
@@ -62,6 +62,9 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
   if (topicValue === 'repeated') return refuse('hub.topic', 'given more than once');
   if (topicValue === null || topicValue === '') return refuse('hub.topic', 'is required');
   if (hasWhitespaceOrControl(topicValue)) return refuse('hub.topic', WHITESPACE_MESSAGE);
+  // Stored and sent back as spelled, so bounded as the callback is: `/.` 7,950 times still names a topic, verified with a 32,000-character target.
+  const topicLength = percentEncodedLength(topicValue);
+  if (topicLength > MAX_CALLBACK_AND_TOPIC_LENGTH) return refuse('hub.topic', `must be at most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters once percent-encoded (each byte of a non-ASCII character counts as three; this one is ${topicLength})`);
   const match = policy.topics.find(topicValue);
   if (!match) return refuse('hub.topic', `is not a topic of this hub (topics: ${policy.topics.urls.join(', ')})`);
   const { topic, url: topicUrl } = match;
@@ -102,7 +105,7 @@ export function parseHubRequest(form: URLSearchParams, policy: HubRequestPolicy)
 type CallbackCheck = { ok: true; url: string; host: string; hostKey: string } | { ok: false; message: string };
 
 function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
-  if (raw.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters` };
+  if (raw.length > MAX_CALLBACK_AND_TOPIC_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters` };
   if (hasWhitespaceOrControl(raw)) return { ok: false, message: WHITESPACE_MESSAGE };
   let url: URL;
   try {
@@ -120,7 +123,7 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   if (literal === null && !isDnsName(url.hostname)) return { ok: false, message: `host ${url.hostname} is not a valid DNS name` };
   if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
   // Stored and requested percent-encoded: 1,000 emoji in a query were 2,031 characters as sent and 12,031 so.
-  if (url.href.length > MAX_CALLBACK_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_LENGTH} characters once percent-encoded, as the hub stores and requests it (this one is ${url.href.length})` };
+  if (url.href.length > MAX_CALLBACK_AND_TOPIC_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters once percent-encoded, as the hub stores and requests it (this one is ${url.href.length})` };
   return { ok: true, url: url.href, host: url.host, hostKey: callbackHostKey(url.hostname) };
 }
 
@@ -138,6 +141,13 @@ function writtenAuthority(raw: string, protocol: string): { ok: true; authority:
   const authority = raw.slice(0, prefix.length).toLowerCase() === prefix ? /^[^/?#]+/.exec(raw.slice(prefix.length))?.[0] : undefined;
   if (authority === undefined) return { ok: false, message: `must start with ${prefix} and a host (an RFC 3986 absolute URI)` };
   return { ok: true, authority };
+}
+
+/** Its length as a URI: each UTF-8 byte of a non-ASCII character written as a three-character `%XX` escape. */
+function percentEncodedLength(text: string): number {
+  let length = 0;
+  for (const character of text) length += character.charCodeAt(0) < 0x80 ? 1 : 3 * Buffer.byteLength(character, 'utf8');
+  return length;
 }
 
 const WHITESPACE_MESSAGE = 'must not contain whitespace or control characters';

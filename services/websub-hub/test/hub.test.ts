@@ -137,6 +137,11 @@ describe('synchronous refusals never reach the callback', () => {
     ['topic with an empty authority (https:///host)', () => ({ ...valid('r37'), 'hub.topic': 'https:///reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
     ['topic with an escaped scheme letter', () => ({ ...valid('r38'), 'hub.topic': 'h%74tps://reviews.example.com/reviews.json' }), /^hub\.topic: must start with https:\/\/ and a host/],
     ['topic with backslashes for slashes', () => ({ ...valid('r39'), 'hub.topic': 'https:\\\\reviews.example.com\\api\\feed.json' }), /^hub\.topic: must not contain a backslash/],
+    // A security audit: each normalises to a topic, and was stored and verified in a spelling of thousands of characters.
+    ['topic over 2048 characters in dot segments', () => `hub.mode=subscribe&hub.topic=https://reviews.example.com${'/.'.repeat(7950)}/reviews.json&hub.callback=${encodeURIComponent(subscriber.url('r40'))}`, /^hub\.topic: must be at most 2048 characters once percent-encoded .*this one is 15940\)\n$/],
+    ['topic with a port of 7,000 leading zeros', () => ({ ...valid('r41'), 'hub.topic': `https://reviews.example.com:${'0'.repeat(7000)}443/reviews.json` }), /^hub\.topic: must be at most 2048 characters once percent-encoded/],
+    // 740 characters as sent, 4,240 percent-encoded: IDNA maps each soft hyphen in a host to nothing.
+    ['topic over 2048 characters once percent-encoded', () => ({ ...valid('r42'), 'hub.topic': `https://rev${'\u00AD'.repeat(700)}iews.example.com/reviews.json` }), /^hub\.topic: must be at most 2048 characters once percent-encoded .*this one is 4240\)\n$/],
     ['missing hub.callback', () => ({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews }), /hub\.callback/],
     ['plain HTTP callback', () => ({ ...valid('r7'), 'hub.callback': `http://localhost:${subscriber.port}/cb/r7` }), /^hub\.callback: must be an https: URL\n$/],
     ['callback with userinfo', () => ({ ...valid('r8'), 'hub.callback': `https://user:pw@localhost:${subscriber.port}/cb/r8` }), /user information/],
@@ -181,6 +186,14 @@ describe('synchronous refusals never reach the callback', () => {
     const before = await metricValue(hub.metrics, 'websub_requests_total', { mode: 'unsubscribe', outcome: 'rejected' });
     expect((await hub.post({ 'hub.mode': 'unsubscribe', 'hub.topic': `${TOPIC_URLS.reviews}x`, 'hub.callback': subscriber.url('r35') })).status).toBe(400);
     expect(await metricValue(hub.metrics, 'websub_requests_total', { mode: 'unsubscribe', outcome: 'rejected' })).toBe(before + 1);
+  });
+
+  it('takes a topic spelled in 2048 characters, and verifies it in that spelling', async () => {
+    const spelling = `https://reviews.example.com${'/.'.repeat(1004)}/reviews.json`;
+    expect(spelling).toHaveLength(2048);
+    await subscribe(subscriber.url('topic2048'), {}, spelling);
+    await waitFor(() => subscriber.verifications('topic2048').length === 1, 5000, 'verification');
+    expect(subscriber.verifications('topic2048')[0]?.query.get('hub.topic')).toBe(spelling);
   });
 
   it('takes a secret of 199 bytes, the most W3C WebSub allows (fewer than 200)', async () => {
@@ -298,7 +311,7 @@ describe('synchronous refusals never reach the callback', () => {
   });
 
   it('none of the refused requests contacted a callback', () => {
-    for (let i = 1; i <= 35; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
+    for (let i = 1; i <= 42; i++) expect(subscriber.requests(`r${i}`)).toEqual([]);
   });
 
   it('a content-coded body → 415 naming the coding, with Accept-Encoding: identity; identity is accepted', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_CALLBACK_LENGTH, MAX_MCP_BATCH_MESSAGES, MAX_SECRET_BYTES } from '../limits.js';
+import { MAX_CALLBACK_AND_TOPIC_LENGTH, MAX_MCP_BATCH_MESSAGES, MAX_SECRET_BYTES } from '../limits.js';
 import type { PublicUrls } from '../urls.js';
 import { TOPICS, topicUrl } from '../urls.js';
 
@@ -68,14 +68,14 @@ export function webSubHubRequest(urls: PublicUrls) {
     .looseObject({
       'hub.callback': z
         .url({ protocol: /^https$/ })
-        .max(MAX_CALLBACK_LENGTH)
+        .max(MAX_CALLBACK_AND_TOPIC_LENGTH)
         .meta({
           pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
           description:
-            `HTTPS URL of the subscriber, at most ${MAX_CALLBACK_LENGTH} characters also once percent-encoded (each byte of a non-ASCII character counts as three): no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.`,
+            `HTTPS URL of the subscriber, at most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters also once percent-encoded (each byte of a non-ASCII character counts as three): no user information, no fragment, a port from 1 to 65535, a host that is a valid DNS name (labels of letters, digits and inner hyphens) or a public IP address, not a private, loopback or link-local address. Plain HTTP is rejected; the query string is preserved.`,
         }),
       'hub.mode': z.enum(['subscribe', 'unsubscribe']),
-      'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: 'One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port, dot segments), written as its scheme, `://` and a host: `https:host`, `https:/host`, `https:///host` and backslashes for slashes, which URL parsers repair, are refused.' }),
+      'hub.topic': z.enum(TOPICS.map((topic) => topicUrl(urls, topic))).meta({ description: `One of the three topics; all track the same review data. Any spelling of the same URL names the topic too (RFC 3986 §6.2.2: scheme and host in any case, percent-encoded unreserved characters, a default port, dot segments), written as its scheme, \`://\` and a host: \`https:host\`, \`https:/host\`, \`https:///host\` and backslashes for slashes, which URL parsers repair, are refused. At most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters, also once percent-encoded (each byte of a non-ASCII character counts as three), like the callback.` }),
       // Digits rather than an integer: any positive number is taken and clamped, where an integer schema would
       // declare JavaScript's largest safe integer a maximum the hub does not hold requests to.
       'hub.lease_seconds': z
