@@ -4,6 +4,13 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 const LDH_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const MAX_NAME_LENGTH = 253;
 
+const LOCALHOST = /(^|\.)localhost\.?$/i;
+
+/** RFC 6761 §6.3: `localhost` and the names under it are loopback, whatever a DNS server says of them. */
+export function isLocalhostName(hostname: string): boolean {
+  return LOCALHOST.test(hostname);
+}
+
 /** A fully qualified name (`example.com.`) as the same name without its root dot. */
 export function withoutTrailingDot(hostname: string): string {
   return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;

@@ -2,7 +2,7 @@ import { MAX_CALLBACK_AND_TOPIC_LENGTH, MAX_SECRET_BYTES, type TopicName } from 
 import { decodeUnreservedEscapes, ipLiteral } from '@reviews/runtime';
 import { isPublicAddress } from './address-policy.js';
 import { callbackHostKey } from './callback-url.js';
-import { isDnsName } from './host-name.js';
+import { isDnsName, isLocalhostName } from './host-name.js';
 import type { TopicIndex } from './topic-index.js';
 
 
@@ -122,6 +122,7 @@ function checkCallback(raw: string, allowPrivate: boolean): CallbackCheck {
   const literal = ipLiteral(url.hostname);
   if (literal === null && !isDnsName(url.hostname)) return { ok: false, message: `host ${url.hostname} is not a valid DNS name` };
   if (!allowPrivate && literal !== null && !isPublicAddress(literal)) return { ok: false, message: `must not point to a private, loopback or reserved address (${literal})` };
+  if (!allowPrivate && isLocalhostName(url.hostname)) return { ok: false, message: `must not point to a private, loopback or reserved address (${url.hostname} is loopback, RFC 6761 §6.3)` };
   // Stored and requested percent-encoded: 1,000 emoji in a query were 2,031 characters as sent and 12,031 so.
   if (url.href.length > MAX_CALLBACK_AND_TOPIC_LENGTH) return { ok: false, message: `must be at most ${MAX_CALLBACK_AND_TOPIC_LENGTH} characters once percent-encoded, as the hub stores and requests it (this one is ${url.href.length})` };
   return { ok: true, url: url.href, host: url.host, hostKey: callbackHostKey(url.hostname) };

@@ -5,7 +5,7 @@ import { announceSnapshot, resumeUndelivered, runDeliveryJob, sweepExpired, type
 import type { HubRequest } from './hub-request.js';
 import { createHubHandler } from './http-handler.js';
 import { createHubMetrics, type HubGauges, type HubMetrics, type SubscriptionCounts } from './metrics.js';
-import { createOutboundClient, type OutboundTimeouts } from './outbound.js';
+import { createOutboundClient, type OutboundOptions } from './outbound.js';
 import { outageLog } from './outage-log.js';
 import type { JobQueue } from './queue/job-queue.js';
 import type { SubscriptionStore } from './store/subscription-store.js';
@@ -77,11 +77,8 @@ export interface WebSubHubDeps {
   readonly snapshots: Pick<SnapshotFollower, 'current' | 'onSwap'>;
   readonly store: SubscriptionStore;
   readonly queue: JobQueue;
-  readonly outbound?: {
-    readonly timeouts?: Partial<OutboundTimeouts>;
-    /** Extra CA certificates (PEM) to trust for callbacks, besides the system store and NODE_EXTRA_CA_CERTS. */
-    readonly tls?: { readonly ca?: string | readonly string[] };
-  };
+  /** For the client of callbacks: its timeouts, extra CA certificates (PEM) to trust, and in tests the resolver of their host names. */
+  readonly outbound?: Pick<OutboundOptions, 'timeouts' | 'tls' | 'resolver'>;
   readonly limits?: Partial<HubLimits>;
   /** Why `store` cannot be reached now (NATS disconnected), or null; absent: always reachable (a file). */
   readonly storeUnavailable?: () => string | null;
@@ -129,8 +126,7 @@ export function createWebSubHub(deps: WebSubHubDeps): WebSubHub {
   const outbound = createOutboundClient({
     allowPrivateAddresses: config.WEBSUB_ALLOW_PRIVATE_CALLBACKS,
     userAgent: `reviews-websub-hub/1.0 (+${urls.hub})`,
-    ...(deps.outbound?.timeouts ? { timeouts: deps.outbound.timeouts } : {}),
-    ...(deps.outbound?.tls ? { tls: deps.outbound.tls } : {}),
+    ...deps.outbound,
   });
   const countSubscriptions = async (): Promise<SubscriptionCounts> => {
     const t = now();

@@ -5,6 +5,7 @@ import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { BoundedLru, ipLiteral } from '@reviews/runtime';
 import { isPublicAddress } from './address-policy.js';
+import { isLocalhostName } from './host-name.js';
 
 /**
  * The one HTTP client for everything the hub sends to subscribers (verification, denial, delivery).
@@ -99,7 +100,6 @@ class BlockedDestinationError extends Error {
  */
 const DNS_QUERY_TIMEOUT_MS = 1_500;
 const DNS_QUERY_TRIES = 2;
-const LOCALHOST = /(^|\.)localhost\.?$/i;
 
 /**
  * Resolves callback host names with DNS queries (c-ares), on the event loop, each with its own timeout. The OS
@@ -110,8 +110,7 @@ const LOCALHOST = /(^|\.)localhost\.?$/i;
  * domains of resolv.conf, and /etc/hosts is not read: callbacks are public names.
  */
 async function resolvedAddresses(resolver: Resolver, hostname: string): Promise<LookupAddress[]> {
-  // RFC 6761 §6.3: localhost names are loopback, whatever a DNS server says of them.
-  if (LOCALHOST.test(hostname)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  if (isLocalhostName(hostname)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
   const addresses: LookupAddress[] = [
     ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),

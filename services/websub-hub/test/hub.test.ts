@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { Resolver } from 'node:dns/promises';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -15,6 +16,7 @@ import {
   capturingLogger,
   createTestPki,
   defaultBehaviour,
+  dnsServer,
   HUB_URL,
   metricValue,
   silentLogger,
@@ -863,24 +865,34 @@ describe('timeouts', () => {
 });
 
 describe('SSRF refusals with private callbacks disallowed', () => {
-  it('refuses literal loopback addresses synchronously and blocks names resolving to loopback at connect time', async () => {
+  it('refuses literal loopback addresses and localhost names synchronously and blocks names resolving to loopback at connect time', async () => {
     const dir2 = await tempDir('websub-ssrf-');
-    const strict = await startHub({ pki, dataDir: dir2.path, follower, env: { WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'false' } });
+    const dns = await dnsServer({ 'loopback.test': '127.0.0.1' });
+    const resolver = new Resolver({ timeout: 500, tries: 2 });
+    resolver.setServers([dns.address]);
+    const strict = await startHub({ pki, dataDir: dir2.path, follower, resolver, env: { WEBSUB_ALLOW_PRIVATE_CALLBACKS: 'false' } });
     try {
       // [::127.0.0.1] and [::8.8.8.8] are IPv4-compatible (deprecated ::/96), not the IPv4 addresses they spell.
       for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '169.254.169.254', '10.0.0.1', '[fd00:ec2::254]', '100.64.0.1', '2130706433', '[::127.0.0.1]', '[::8.8.8.8]']) {
         const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': `https://${host}:${subscriber.port}/cb/ssrf-literal` });
         expect([host, res.status, res.text]).toEqual([host, 400, expect.stringMatching(/private, loopback or reserved/)]);
       }
-      const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('ssrf-name') });
+      // A security audit: these were accepted with 202 and refused only at verification. RFC 6761 §6.3: they are loopback.
+      for (const host of ['localhost', 'LOCALHOST', 'a.b.localhost', 'localhost.']) {
+        const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': `https://${host}:${subscriber.port}/cb/ssrf-localhost` });
+        expect([host, res.status, res.text]).toEqual([host, 400, expect.stringMatching(/^hub\.callback: must not point to a private, loopback or reserved address \(.*localhost\.? is loopback/)]);
+      }
+      const res = await strict.post({ 'hub.mode': 'subscribe', 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url('ssrf-name', '', 'loopback.test') });
       expect(res.status).toBe(202);
       await waitFor(async () => (await metricValue(strict.metrics, 'websub_verifications_total', { outcome: 'blocked' })) === 1, 5000, 'blocked at connect');
       expect(subscriber.requests('ssrf-literal')).toEqual([]);
+      expect(subscriber.requests('ssrf-localhost')).toEqual([]);
       expect(subscriber.requests('ssrf-name')).toEqual([]);
       expect(await strict.store.list()).toEqual([]);
     } finally {
       await strict.stop();
       await dir2.remove();
+      dns.close();
     }
   });
 });

@@ -1,11 +1,10 @@
-import { createSocket } from 'node:dgram';
 import { Resolver } from 'node:dns/promises';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { isPublicAddress } from '../src/address-policy.js';
 import { decodeUnreservedEscapes } from '@reviews/runtime';
 import { withHubParams } from '../src/callback-url.js';
 import { createOutboundClient, SLOW_ORIGINS_CONCURRENCY, type OutboundClient } from '../src/outbound.js';
-import { createTestPki, Subscriber, type TestPki } from './support.js';
+import { createTestPki, dnsServer, Subscriber, type TestPki } from './support.js';
 import { eventually } from '../../../test/support/eventually.js';
 
 describe('isPublicAddress', () => {
@@ -158,37 +157,6 @@ describe('outbound client (real HTTPS on loopback)', () => {
     server.releaseHanging();
   });
 });
-
-/** A DNS server on loopback: answers A queries for the names in `answers` (one record per address), an empty NOERROR for their AAAA, and never answers any other name. */
-async function dnsServer(answers: Record<string, string | readonly string[]>): Promise<{ address: string; queries: string[]; close: () => void }> {
-  const socket = createSocket('udp4');
-  const queries: string[] = [];
-  socket.on('message', (query, peer) => {
-    // The header (12 bytes), then the question: length-prefixed labels up to a zero byte, its type and class.
-    const labels: string[] = [];
-    let at = 12;
-    while (query[at] !== 0) {
-      const length = query[at]!;
-      labels.push(query.subarray(at + 1, at + 1 + length).toString());
-      at += length + 1;
-    }
-    const name = labels.join('.').toLowerCase();
-    queries.push(name);
-    const known = answers[name];
-    if (known === undefined) return;
-    const isA = query.readUInt16BE(at + 1) === 1;
-    const addresses = isA ? (typeof known === 'string' ? [known] : known) : [];
-    const records = addresses.map((address) => Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]));
-    const header = Buffer.from(query.subarray(0, 12));
-    header.writeUInt16BE(0x8180, 2);
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(records.length, 6);
-    header.writeUInt32BE(0, 8);
-    socket.send(Buffer.concat([header, query.subarray(12, at + 5), ...records]), peer.port, peer.address);
-  });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { address: `127.0.0.1:${socket.address().port}`, queries, close: () => socket.close() };
-}
 
 // An attacker's audit: subscriptions to names whose DNS never answers (1 a second) queued every later lookup on
 // libuv's thread pool, two at a time, 10 s each; real subscribers' verifications and deliveries timed out.

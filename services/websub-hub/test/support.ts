@@ -1,3 +1,5 @@
+import { createSocket } from 'node:dgram';
+import type { Resolver } from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -240,6 +242,8 @@ export interface TestHubOptions {
   readonly env?: Record<string, string>;
   readonly limits?: Partial<HubLimits>;
   readonly timeouts?: Partial<OutboundTimeouts>;
+  /** Asks the test's own DNS server for callback host names (only with WEBSUB_ALLOW_PRIVATE_CALLBACKS=false: else undici's lookup applies). */
+  readonly resolver?: Resolver;
   /** Where the hub logs (silent unless given). */
   readonly logger?: Logger;
   /** Shorter than the server's 30 s: how long a request may take to arrive before node:http cuts it off with a 408. */
@@ -278,7 +282,7 @@ export async function startHub(options: TestHubOptions): Promise<RunningHub> {
     logger: options.logger ?? silentLogger,
     metrics,
     snapshots: options.follower,
-    outbound: { tls: { ca: options.pki.caPem }, ...(options.timeouts ? { timeouts: options.timeouts } : {}) },
+    outbound: { tls: { ca: options.pki.caPem }, ...(options.timeouts ? { timeouts: options.timeouts } : {}), ...(options.resolver ? { resolver: options.resolver } : {}) },
     limits: { perClient: { burst: 1000, perMinute: 6000 }, perCallbackHost: { burst: 1000, perMinute: 6000 }, sweepIntervalMs: 100, ...options.limits },
   };
   let hub: WebSubHub;
@@ -351,4 +355,35 @@ export async function deliveryConsumerState(nc: NatsConnection): Promise<{ waiti
 export async function deliveryQueueDrained(nc: NatsConnection): Promise<boolean> {
   const { waiting, held } = await deliveryConsumerState(nc);
   return waiting + held === 0;
+}
+
+/** A DNS server on loopback: answers A queries for the names in `answers` (one record per address), an empty NOERROR for their AAAA, and never answers any other name. */
+export async function dnsServer(answers: Record<string, string | readonly string[]>): Promise<{ address: string; queries: string[]; close: () => void }> {
+  const socket = createSocket('udp4');
+  const queries: string[] = [];
+  socket.on('message', (query, peer) => {
+    // The header (12 bytes), then the question: length-prefixed labels up to a zero byte, its type and class.
+    const labels: string[] = [];
+    let at = 12;
+    while (query[at] !== 0) {
+      const length = query[at]!;
+      labels.push(query.subarray(at + 1, at + 1 + length).toString());
+      at += length + 1;
+    }
+    const name = labels.join('.').toLowerCase();
+    queries.push(name);
+    const known = answers[name];
+    if (known === undefined) return;
+    const isA = query.readUInt16BE(at + 1) === 1;
+    const addresses = isA ? (typeof known === 'string' ? [known] : known) : [];
+    const records = addresses.map((address) => Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)]));
+    const header = Buffer.from(query.subarray(0, 12));
+    header.writeUInt16BE(0x8180, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(records.length, 6);
+    header.writeUInt32BE(0, 8);
+    socket.send(Buffer.concat([header, query.subarray(12, at + 5), ...records]), peer.port, peer.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { address: `127.0.0.1:${socket.address().port}`, queries, close: () => socket.close() };
 }

@@ -557,7 +557,7 @@ function hubPath(urls: PublicUrls): Json {
       requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref.schema('WebSubSubscriptionRequest') } } },
       responses: {
         '202': { headers: NO_STORE, description: 'Accepted: verification of intent runs asynchronously.', content: TEXT_PLAIN('Accepted: the hub will verify this subscribe request with a GET to the callback.') },
-        '400': orRefusedTarget({ headers: NO_STORE, description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS or private callback, unknown topic or mode, a topic or callback too long, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
+        '400': orRefusedTarget({ headers: NO_STORE, description: 'Bad Request: a field is missing, repeated or invalid (non-HTTPS, private or `localhost` callback, unknown topic or mode, a topic or callback too long, secret too long), as plain text.', content: TEXT_PLAIN('hub.callback: must be an https: URL') }),
         '413': { headers: NO_STORE, description: `Payload Too Large: the form exceeds ${kib(MAX_HUB_BODY_BYTES)}.`, content: TEXT_PLAIN(`The body must be at most ${MAX_HUB_BODY_BYTES} bytes.`) },
         '415': {
           headers: { ...NO_STORE, 'Accept-Encoding': { description: '`identity` when the form came content-coded: send it uncompressed.', required: false, schema: { type: 'string', const: 'identity' } } },
