@@ -69,29 +69,29 @@ export interface CommandContext {
 }
 
 /** The whole `dataset:generate` command; resolves to the process exit code (0 ok, 1 write failure, 2 bad flags). */
-export async function runGenerateCommand(argv: string[], output: CommandContext): Promise<number> {
+export async function runGenerateCommand(argv: string[], context: CommandContext): Promise<number> {
   let flags;
   try {
     flags = parseFlags(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    output.stderr.write(`dataset:generate: ${error.message}\n\n${USAGE}\n`);
+    context.stderr.write(`dataset:generate: ${error.message}\n\n${USAGE}\n`);
     return 2;
   }
   if (flags === 'help') {
-    output.stdout.write(`${USAGE}\n`);
+    context.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const dataset = generateDataset(flags.options);
-  const out = resolve(output.directory, flags.out);
+  const out = resolve(context.directory, flags.out);
   try {
     await mkdir(dirname(out), { recursive: true });
     await pipeline(Readable.from(batched(formatJson(dataset))), createWriteStream(out));
   } catch (error) {
-    output.stderr.write(`dataset:generate: cannot write ${flags.out}: ${(error as Error).message}\n`);
+    context.stderr.write(`dataset:generate: cannot write ${flags.out}: ${(error as Error).message}\n`);
     return 1;
   }
-  output.stdout.write(`wrote ${dataset.reviews.length} reviews (seed ${flags.options.seed}) to ${flags.out}\n`);
+  context.stdout.write(`wrote ${dataset.reviews.length} reviews (seed ${flags.options.seed}) to ${flags.out}\n`);
   return 0;
 }
 

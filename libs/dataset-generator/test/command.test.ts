@@ -36,7 +36,7 @@ describe('dataset:generate command', () => {
 
   // A publisher's audit: `cd data && npm run dataset:generate -- --out mine.json` wrote the repository root's mine.json.
   it('writes a relative --out where the command was typed (npm names it INIT_CWD)', async () => {
-    const result = await run(['--reviews', '2', '--seed', '1', '--out', 'mine.json'], callerDirectory({ npm_lifecycle_event: 'dataset:generate', INIT_CWD: dir }));
+    const result = await run(['--reviews', '2', '--seed', '1', '--out', 'mine.json'], callerDirectory({ npm_lifecycle_event: 'dataset:generate', INIT_CWD: dir }, 'dataset:generate'));
     expect(result).toEqual({ code: 0, stdout: 'wrote 2 reviews (seed 1) to mine.json\n', stderr: '' });
     expect(existsSync(join(dir, 'mine.json'))).toBe(true);
   });

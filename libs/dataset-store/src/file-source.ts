@@ -258,8 +258,7 @@ export class FileDatasetSource implements DatasetSource {
       const detail = `cannot read ${this.#path}: ${code}`;
       // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again. Any other
       // failure (permissions, a symlink loop) stays until the file is saved again: a refused publish.
-      // The link or file itself, as saved: what it leads to cannot be seen.
-      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`, `${code}:${await lstat(this.#path).then(appearance, errorCode)}`);
+      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`, `${code}:${await wayAppearance(this.#path)}`);
       else if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
       this.#health = { connected: false, detail };
       return;
@@ -297,6 +296,23 @@ function kindOf(info: Stats): string {
 /** Which file it is and when it last changed: a save changes it (a rename, the size or the times). */
 function appearance(info: Stats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/**
+ * The file that cannot be read as saved: each link on the way to it and where the way ends, as `lstat`
+ * sees them, since `stat` cannot follow it. A ConfigMap's swap replaces a link midway, so it is a new save.
+ */
+async function wayAppearance(path: string): Promise<string> {
+  const way: string[] = [];
+  let current = path;
+  for (let links = 0; links <= MAX_LINKS; links++) {
+    const info = await lstat(current).catch(() => null);
+    way.push(info === null ? 'missing' : appearance(info));
+    const target = info?.isSymbolicLink() ? await readlink(current).catch(() => null) : null;
+    if (target === null) break;
+    current = resolve(dirname(current), target);
+  }
+  return way.join(' > ');
 }
 
 function errorCode(error: unknown): string {

@@ -105,6 +105,7 @@ const TERMINAL_CONTROL = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u206
  * name, with TERMINAL_CONTROL escaped: a key holding `ESC [2J` cleared the screen of whoever checked the file.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, terminal: PublishCliIo): Promise<number> {
+  const startedAt = new Date();
   const safe = (line: string) => withUnicodeEscapes(line, TERMINAL_CONTROL);
   const io: PublishCliIo = { out: (line) => terminal.out(safe(line)), err: (line) => terminal.err(safe(line)) };
   const usage = `usage: NATS_URL=nats://host:4222 npm run dataset:publish -- [${IF_EMPTY}] FILE\n       npm run dataset:publish -- ${CHECK} FILE   (validate only, publish nothing)`;
@@ -128,7 +129,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     return PUBLISH_EXIT.usage;
   }
   // Read where the caller is; said as they gave it.
-  const path = resolve(callerDirectory(env), file);
+  const path = resolve(callerDirectory(env, 'dataset:publish'), file);
   if (options.includes(CHECK)) return checkDatasetFile(file, path, io);
   const ifEmpty = options.includes(IF_EMPTY);
   let servers: NatsAccess;
@@ -158,7 +159,7 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
   try {
     const outcome = await withSpan('dataset publish', { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats' } }, async (span) => {
       const store = await NatsDatasetStore.open(nc, replicas);
-      const publishOptions = { traceparent: publishTraceparent() };
+      const publishOptions = { traceparent: publishTraceparent(), startedAt };
       const result = ifEmpty ? await store.publishIfEmpty(read.input, publishOptions) : await store.publish(read.input, publishOptions);
       if (result.status !== 'store-not-empty') span.setAttribute('dataset.version', result.version);
       return result;

@@ -67,6 +67,11 @@ export interface StoreNotEmpty {
 export interface PublishOptions {
   /** W3C traceparent of the publish; defaults to the active span's or a fresh one. */
   readonly traceparent?: string;
+  /**
+   * When the publish began (the CLI: before it read and checked the file, which takes seconds for a
+   * large one): a pointer published since then was made while this one ran (replacedConcurrent).
+   */
+  readonly startedAt?: Date;
 }
 
 /** A store operation failed (an object that does not read back as written, say); unless a PointerMovedError, the pointer was not moved. */
@@ -164,8 +169,9 @@ export class NatsDatasetStore {
       const entry = await this.buckets.pointers.get(POINTER_KEY);
       // publish() replaces a malformed pointer: publishing is how an operator repairs it.
       const current = entry === null ? null : readPointer(entry);
-      // After a lost compare-and-set, the pointer read is another publisher's, written while this one ran.
-      const concurrent = attempt > 1 && entry?.operation === 'PUT' && current?.ok ? current.pointer.version : undefined;
+      // After a lost compare-and-set the pointer read is another publisher's, written while this one ran; so is one published since it began.
+      const since = options.startedAt?.getTime() ?? Number.POSITIVE_INFINITY;
+      const concurrent = entry?.operation === 'PUT' && current?.ok && (attempt > 1 || Date.parse(current.pointer.published_at) >= since) ? current.pointer.version : undefined;
       if (entry?.operation === 'PUT' && current !== null) {
         const refusal = refuse(current);
         if (refusal !== null) return refusal;

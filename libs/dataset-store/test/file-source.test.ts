@@ -267,6 +267,30 @@ describe('FileDatasetSource', () => {
     });
   });
 
+  // A review of the refusal dedupe: a ConfigMap swap to a second unreadable file replaced only a link midway, and went uncounted.
+  it('counts each ConfigMap swap to a file that cannot be read as a refusal of its own', async () => {
+    const dir = await tempDir();
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    await mkdir(join(dir, '..v0'));
+    await writeFile(join(dir, '..v0', 'dataset.json'), datasetBytes(1));
+    await symlink('..v0', join(dir, '..data'));
+    await symlink('..data/dataset.json', join(dir, 'dataset.json'));
+    const metrics = createMetrics();
+    const failures = new Counter({ name: 'dataset_load_failures_total', help: 'test', labelNames: ['service', 'reason'] as const, registers: [metrics.registry] });
+    const source = new FileDatasetSource(join(dir, 'dataset.json'), { logger, debounceMs: 20, pollIntervalMs: 100, metrics: { registry: metrics.registry, service: 'test' } });
+    cleanups.push(() => source.close());
+    await source.subscribe(() => undefined);
+    const unreadable = async () => (await failures.get()).values.find((v) => v.labels.reason === 'unreadable')?.value;
+    for (const [swap, version] of [[1, '..v1'], [2, '..v2']] as const) {
+      // Each version's dataset.json a link to itself: unreadable (ELOOP), as a file without read permission is to anyone but root.
+      await mkdir(join(dir, version));
+      await symlink('dataset.json', join(dir, version, 'dataset.json'));
+      await symlink(version, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+      await waitFor(async () => (await unreadable()) === swap, 5000, `refusal ${swap}`);
+    }
+  });
+
   it('delivers unparseable bytes too: judging content is the follower\'s job', async () => {
     const { file, received } = await open(datasetBytes(1));
     await writeFile(file, '{ not json');

@@ -214,8 +214,12 @@ describe('dataset:publish --if-empty (the chart seed) against a real nats-server
     expect(await otherPublished).toMatchObject({ status: 'published', version: datasetVersion(other) });
     expect(outcome).toMatchObject({ status: 'published', version: datasetVersion(mine), replacedConcurrent: datasetVersion(other) });
     expect((await (await pointers()).get(POINTER_KEY))?.json()).toMatchObject({ version: datasetVersion(mine) });
-    const quiet = await b.publish(buildDataset({ reviews: 12, seed: 35 }));
+    const quiet = await b.publish(buildDataset({ reviews: 12, seed: 35 }), { startedAt: new Date() });
     expect(quiet).not.toHaveProperty('replacedConcurrent');
+    // A review's audit: one published while this publish still read its file (before it read the pointer) went unmentioned.
+    const startedAt = new Date();
+    const meanwhile = await b.publish(buildDataset({ reviews: 12, seed: 36 }));
+    expect(await a.publish(buildDataset({ reviews: 12, seed: 37 }), { startedAt })).toMatchObject({ status: 'published', replacedConcurrent: meanwhile.version });
   });
 
   it('refuses an unknown option', async () => {

@@ -84,7 +84,8 @@ export function natsConnectOptions(access: NatsAccess): NatsConnectOptions {
     const userinfo = USERINFO.exec(server);
     const withoutCredentials = userinfo ? server.replace(USERINFO, '$1') : server;
     if (!isServerUrl(withoutCredentials)) throw new NatsAccessError('NATS_URL', `"${withoutCredentials}" is not a server URL (nats://host:port, tls://host:port or host:port)`);
-    // nats.js connects over plain TCP whatever the scheme says: an `https://` or `wss://` URL went out in plain text, credentials included.
+    // The TCP transport dials whatever the scheme says (nats-connect.ts builds the connection itself, without
+    // transport-node's connect() and its refusal of ws:// URLs): an `https://` or `wss://` URL went out in plain text, credentials included.
     if (!NATS_SCHEME.test(withoutCredentials)) throw new NatsAccessError('NATS_URL', `"${withoutCredentials}" names another protocol; a NATS server URL is nats://host:port, tls://host:port (TLS required) or host:port`);
     servers.push(withoutCredentials);
     if (!userinfo) continue;

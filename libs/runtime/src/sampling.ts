@@ -108,7 +108,7 @@ class TraceIdRatio implements Sampler, RootUpperBound {
 
 /**
  * The span context `context` carries when it is valid: the parent of a span started in it. The root
- * context, which every request without a traceparent starts from, carries none.
+ * context, which every request starts from (a caller's traceparent is only linked), carries none.
  */
 export function validParentOf(context: Context): SpanContext | undefined {
   if (context === ROOT_CONTEXT) return undefined;

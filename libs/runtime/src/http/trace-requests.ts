@@ -11,7 +11,7 @@ const SPAN = Symbol('serverSpan');
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 /**
- * The span of a root request (no traceparent) the sampler dropped, until something reads it: one per
+ * The span of a request (each is the root of its trace) the sampler dropped, until something reads it: one per
  * sink, shared by every such request. Most are answered without a child span or a log line at info,
  * so they never need ids, and making them (a trace id, a span id, a span context and a span) was most
  * of what tracing cost an unsampled request. requestSpan and inRequestSpan make them when asked.
