@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createHttpServer, type RequestHandler } from '@reviews/runtime';
@@ -30,25 +30,31 @@ function exchange(port: number, requestLine: string): Promise<{ status: number; 
   return rawExchange(port, `${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`).then((responses) => responses[0]!);
 }
 
+type RawResponse = { status: number; headers: Record<string, string>; body: string };
+
+/** The responses in what a server wrote on a connection, parsed just enough to assert on. */
+function parseResponses(written: string): RawResponse[] {
+  let data = written;
+  const responses = [];
+  while (data.startsWith('HTTP/')) {
+    const headEnd = data.indexOf('\r\n\r\n');
+    const [statusLine = '', ...fields] = data.slice(0, headEnd).split('\r\n');
+    const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
+    const length = Number(headers['content-length'] ?? 0);
+    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: data.slice(headEnd + 4, headEnd + 4 + length) });
+    data = data.slice(headEnd + 4 + length);
+  }
+  return responses;
+}
+
 /** Raw bytes in, every response the server wrote on the connection out (it closes the connection). */
-function rawExchange(port: number, raw: string): Promise<Array<{ status: number; headers: Record<string, string>; body: string }>> {
+function rawExchange(port: number, raw: string): Promise<RawResponse[]> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(raw));
     let data = '';
     socket.on('data', (chunk) => (data += chunk.toString('latin1')));
     socket.on('error', reject);
-    socket.on('end', () => {
-      const responses = [];
-      while (data.startsWith('HTTP/')) {
-        const headEnd = data.indexOf('\r\n\r\n');
-        const [statusLine = '', ...fields] = data.slice(0, headEnd).split('\r\n');
-        const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
-        const length = Number(headers['content-length'] ?? 0);
-        responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: data.slice(headEnd + 4, headEnd + 4 + length) });
-        data = data.slice(headEnd + 4 + length);
-      }
-      resolve(responses);
-    });
+    socket.on('end', () => resolve(parseResponses(data)));
   });
 }
 
@@ -498,4 +504,151 @@ describe('createHttpServer: a client that stops reading', () => {
     });
     expect(received).toBeGreaterThan(body.length);
   }, 30_000);
+});
+
+// The security audit: node:http declines an upgrade when nothing listens for one, but its parser stops after the
+// request as if the protocol had switched and drops the rest of the read, so a request pipelined behind it was
+// never answered, and the connection stayed open.
+describe('createHttpServer: a request asking to switch protocols, which no one here speaks (RFC 9110 §7.8)', () => {
+  /** A client connection: what the server wrote on it so far, and whether it has closed it. */
+  function openClient(port: number, raw: string): { socket: Socket; written: () => string; closed: () => boolean } {
+    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    let data = '';
+    let closed = false;
+    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+    // Whatever the client writes after the server closed may meet a reset; what came before has been read.
+    socket.on('error', () => undefined);
+    socket.on('close', () => (closed = true));
+    return { socket, written: () => data, closed: () => closed };
+  }
+
+  /** Every response the server wrote on a connection sent `raw`, once the server has closed it (within 5 s). */
+  async function answersUntilClosed(port: number, raw: string): Promise<RawResponse[]> {
+    const client = openClient(port, raw);
+    try {
+      await waitFor(client.closed, 5_000, 'the server to close the connection');
+      return parseResponses(client.written());
+    } finally {
+      client.socket.destroy();
+    }
+  }
+
+  /** Writes `requests` again and again until a write fails, the server having closed the connection. */
+  async function writeUntilRefused(socket: Socket, requests: string): Promise<void> {
+    let written = true;
+    while (written) written = await new Promise<boolean>((resolve) => socket.write(requests, (error) => resolve(!error)));
+  }
+
+  const pipelined = (upgradeRequest: string) => `GET /before HTTP/1.1\r\nHost: x\r\n\r\n${upgradeRequest}GET /after HTTP/1.1\r\nHost: x\r\n\r\n`;
+
+  it.each([
+    ['Upgrade: foo', 'GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n'],
+    ['Upgrade: h2c', 'GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\nConnection: Upgrade, HTTP2-Settings\r\n\r\n'],
+    ['Upgrade: websocket', 'GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: keep-alive, upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'],
+  ])('serves %s over HTTP/1.1 after the requests before it, in order, then closes, serving nothing pipelined behind it', async (_case, upgradeRequest) => {
+    const port = await listen(echo);
+    const responses = await answersUntilClosed(port, pipelined(upgradeRequest));
+    expect(responses.map(({ status, headers }) => [status, headers.connection])).toEqual([
+      [200, 'keep-alive'],
+      [200, 'close'],
+    ]);
+    expect(seen).toEqual(['/before', '/upgrade']);
+  });
+
+  it('closes after the 417 of an upgrade request with an Expect it does not meet', async () => {
+    const port = await listen(echo);
+    const responses = await answersUntilClosed(port, pipelined('GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\nExpect: 200-ok\r\n\r\n'));
+    expect(responses.map(({ status, headers }) => [status, headers.connection])).toEqual([
+      [200, 'keep-alive'],
+      [417, 'close'],
+    ]);
+    expect(seen).toEqual(['/before']);
+  });
+
+  it('reads the body of an upgrade request as its body', async () => {
+    const port = await listen((req, res) => {
+      seen.push(req.url!);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => res.end(`read ${Buffer.concat(chunks).toString()}`));
+    });
+    const post = 'POST /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 5\r\n\r\nhello';
+    const responses = await answersUntilClosed(port, `${post}GET /after HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(responses.map(({ status, headers, body }) => [status, headers.connection, body])).toEqual([[200, 'close', 'read hello']]);
+    expect(seen).toEqual(['/upgrade']);
+  });
+
+  // The parser takes up again at the next read, which may begin inside a request (in a body a proxy in front framed).
+  it('serves no request arriving in a later read either', async () => {
+    let release: () => void = () => undefined;
+    const port = await listen((req, res) => {
+      seen.push(req.url!);
+      release = () => res.end('ok');
+    });
+    let parsed = 0;
+    server!.on('request', () => parsed++);
+    const client = openClient(port, 'GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n');
+    try {
+      await waitFor(() => parsed === 1, 5_000, 'the upgrade request to be parsed');
+      client.socket.write('GET /after HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitFor(() => parsed === 2, 5_000, 'the request behind it to be parsed');
+      release();
+      await waitFor(client.closed, 5_000, 'the server to close the connection');
+      expect(parseResponses(client.written()).map(({ status, headers }) => [status, headers.connection])).toEqual([[200, 'close']]);
+      expect(seen).toEqual(['/upgrade']);
+    } finally {
+      client.socket.destroy();
+    }
+  });
+
+  // Closed the moment the answer was handed to the kernel, with those requests unread, the connection was reset,
+  // and the kernel dropped what it had yet to send: 12 of 16 MiB arrived.
+  it('sends the whole answer to the upgrade request though the client pipelines requests behind it, closing a second after it', async () => {
+    const body = Buffer.alloc(4 * 1024 * 1024, 'x');
+    let answeredAt = 0;
+    let closedAt = 0;
+    const port = await listen((req, res) => {
+      req.socket.once('close', () => (closedAt = performance.now()));
+      res.end(body, () => (answeredAt = performance.now()));
+    });
+    const client = openClient(port, 'GET /big HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n');
+    try {
+      // Once the answer has begun, in reads of their own, until the server closes the connection.
+      await waitFor(() => client.written().length > 0, 5_000, 'the answer to begin');
+      const writing = writeUntilRefused(client.socket, 'GET /after HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1_000));
+      await waitFor(client.closed, 10_000, 'the server to close the connection');
+      await writing;
+      const [answer] = parseResponses(client.written());
+      expect([answer!.status, answer!.headers.connection, answer!.body.length]).toEqual([200, 'close', body.length]);
+      await waitFor(() => closedAt > 0, 5_000, 'the server side of the connection to close');
+      expect(closedAt - answeredAt).toBeGreaterThanOrEqual(950);
+    } finally {
+      client.socket.destroy();
+    }
+  }, 30_000);
+
+  // Read on, the requests it will not serve were parsed as fast as they came: 131,000 and 400 MB in 2.5 s.
+  it('stops reading the connection once a request arrives behind the upgrade request, while that is still being answered', async () => {
+    let release: () => void = () => undefined;
+    const port = await listen((_req, res) => {
+      release = () => res.end('ok');
+    });
+    let parsed = 0;
+    server!.on('request', () => parsed++);
+    const client = openClient(port, 'GET /upgrade HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n');
+    try {
+      await waitFor(() => parsed === 1, 5_000, 'the upgrade request to be parsed');
+      const requests = 'GET /after HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1_000);
+      const writing = writeUntilRefused(client.socket, requests);
+      await waitFor(() => parsed > 1, 5_000, 'a request behind it to be parsed');
+      release();
+      // The answer goes out, and the connection closes a second later: a second of the client writing requests.
+      await waitFor(client.closed, 5_000, 'the server to close the connection');
+      await writing;
+      // One read, 64 KiB, holds some 2,000 of them.
+      expect(parsed).toBeLessThan(5_000);
+      expect(parseResponses(client.written()).map(({ status, headers }) => [status, headers.connection])).toEqual([[200, 'close']]);
+    } finally {
+      client.socket.destroy();
+    }
+  });
 });

@@ -82,6 +82,24 @@ async function postUntilClosed(
   return { status: Number(statusLine.split(' ')[1]), headers: headerLines.map((line) => line.toLowerCase()), json: JSON.parse(body) };
 }
 
+/** Writes `raw` over a bare socket; what the server sent once it closed the connection, or null when it has not within 5 s. */
+async function writtenUntilClosed(url: string, raw: string): Promise<string | null> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname, () => socket.write(raw));
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => undefined);
+  const closed = new Promise<true>((resolve) => socket.once('close', () => resolve(true)));
+  const timeout = new AbortController();
+  try {
+    const gaveUp = delay(5000, false, { signal: timeout.signal }).catch(() => false);
+    return (await Promise.race([closed, gaveUp])) ? Buffer.concat(chunks).toString('utf8') : null;
+  } finally {
+    timeout.abort();
+    socket.destroy();
+  }
+}
+
 describe('POST /mcp HTTP rules', () => {
   let gateway: RunningGateway;
   let sessionId: string;
@@ -752,6 +770,28 @@ describe('POST /mcp HTTP rules', () => {
         await custom.close();
       }
     });
+  });
+
+  // The security audit: node:http's parser stopped after a request asking to upgrade, and one pipelined behind it
+  // went unanswered, the connection left open. No other protocol is served; the request is answered as the last.
+  it.each([
+    ['GET', 'h2c', 405],
+    ['GET', 'websocket', 405],
+    ['POST', 'h2c', 200],
+    ['POST', 'websocket', 200],
+  ])('answers %s /mcp asking to upgrade to %s over HTTP/1.1, then closes without serving the request pipelined behind it', async (method, protocol, status) => {
+    const { host, pathname } = new URL(gateway.url);
+    const request = (requestMethod: string, fields: Record<string, string>, body: string) =>
+      `${[`${requestMethod} ${pathname} HTTP/1.1`, `Host: ${host}`, ...Object.entries({ ...MCP_HEADERS, ...session(), ...fields }).map(([name, value]) => `${name}: ${value}`)].join('\r\n')}\r\n\r\n${body}`;
+    const body = method === 'POST' ? JSON.stringify(toolsList) : '';
+    const upgrade = request(method, { Upgrade: protocol, Connection: 'Upgrade', 'Content-Length': String(body.length) }, body);
+    const behind = JSON.stringify({ ...toolsList, id: 3 });
+    const written = await writtenUntilClosed(gateway.url, upgrade + request('POST', { 'Content-Length': String(behind.length) }, behind));
+    expect(written).not.toBeNull();
+    expect(written!.match(/^HTTP\/1\.1 \d{3}/gm)).toEqual([`HTTP/1.1 ${status}`]);
+    const [head = '', answer = ''] = written!.split('\r\n\r\n');
+    expect(head.toLowerCase().split('\r\n')).toContain('connection: close');
+    if (method === 'POST') expect(JSON.parse(answer)).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
   });
 
   // RFC 9110 §9.3.7: OPTIONS describes the communication options, so it lists the methods, as a 405 does.

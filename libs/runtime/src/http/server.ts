@@ -147,6 +147,18 @@ function closeUnread(socket: Duplex): void {
   socket.once('close', () => clearTimeout(later));
 }
 
+/**
+ * node:http ends a `Connection: close` answer with socket.destroySoon(), which destroys the connection once the
+ * answer is handed to the kernel; for this request's connection it is closeUnread instead, as its client may
+ * have pipelined requests behind it (destroyed with them unread, a 16 MiB answer lost its last 3 to 4 MiB to
+ * the reset). A body of the request still arriving is read and dropped in stages first (lingerWhenClosed).
+ */
+function closeUnreadWhenClosed(req: IncomingMessage): void {
+  const { socket } = req;
+  socket.destroySoon = () => closeUnread(socket);
+  lingerWhenClosed(req);
+}
+
 /** The response a connection is serving: node:http's own field, the one its closeIdleConnections reads. */
 export function responseOf(socket: Duplex): ServerResponse | null | undefined {
   return (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
@@ -168,6 +180,10 @@ export function createHttpServer(
   const lastValidHost = { value: '' };
   /** Connections whose request was refused here for its framing: the parser's own error on it comes too, and must not answer twice. */
   const framingRefused = new WeakSet<Duplex>();
+  /** Requests asking to switch protocols, as node:http's parser reads them (`Upgrade`, named in `Connection`): see takesRequest. */
+  const upgradeAsked = new WeakSet<IncomingMessage>();
+  /** The last request a connection takes: one asking to upgrade. */
+  const lastRequestOf = new WeakMap<Duplex, IncomingMessage>();
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, error: string, message: string, issues?: readonly Issue[]): void => {
     observeRefused?.(req, res);
     sendError(res, status, error, message, issues === undefined ? {} : { issues });
@@ -183,10 +199,43 @@ export function createHttpServer(
       connectionsCheckingInterval: 1_000,
       // Checked by hostFieldProblem, which answers with the JSON envelope like every other 400.
       requireHostHeader: false,
+      // No other protocol is served: every upgrade is declined, and the request answered as its last (takesRequest).
+      shouldUpgradeCallback: (req) => {
+        upgradeAsked.add(req);
+        return false;
+      },
     },
     dispatch,
   );
+  /**
+   * Whether the connection takes this request, called as each is parsed. A request asking to upgrade is
+   * served over HTTP/1.1 (RFC 9110 §7.8), but node:http's parser still stops after it as if the protocol
+   * had switched, and drops what else the same read brought: a request pipelined behind it went
+   * unanswered and the connection stayed open (the security audit). So its answer closes the connection
+   * (`Connection: close`), and nothing parsed after it is served: parsing resumes at the next read, which
+   * may begin inside a request, in bytes a proxy in front took as a body. The client sends the requests
+   * behind it again (RFC 9112 §9.3.2).
+   */
+  function takesRequest(req: IncomingMessage, res: ServerResponse): boolean {
+    const last = lastRequestOf.get(req.socket);
+    if (last === req) return true;
+    if (last !== undefined) {
+      // Nothing more is read: parsed, such requests came as fast as a client wrote them (131,000 and 400 MB
+      // in 2.5 s while the answer was pending). Paused once node:http is done with this read, as it resumes
+      // the connection at the end of each request it parses.
+      const { socket } = req;
+      process.nextTick(() => socket.pause());
+      return false;
+    }
+    if (upgradeAsked.has(req)) {
+      lastRequestOf.set(req.socket, req);
+      res.setHeader('Connection', 'close');
+      closeUnreadWhenClosed(req);
+    }
+    return true;
+  }
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
+    if (!takesRequest(req, res)) return;
     if (res.socket === null) awaitTurn(req, res);
     else serve(req, res);
   }
@@ -317,6 +366,7 @@ export function createHttpServer(
   // node:http takes 100-continue anywhere in the field (`100-continue, foo`, `foo 100-continue`) and
   // sends the 100 before any handler runs.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!takesRequest(req, res)) return;
     // Answered without a 100 (a 417, or refused on its headers), the connection is closed by node:http,
     // and a client that sends the body anyway would meet a reset instead of reading the answer.
     lingerWhenClosed(req);
@@ -329,6 +379,7 @@ export function createHttpServer(
   });
   // Node's own answer to an Expect it does not meet is a bare 417 without a body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    if (!takesRequest(req, res)) return;
     refuse(req, res, 417, 'expectation_failed', EXPECTATION_FAILED_MESSAGE);
   });
   // Without a listener node:http drops a CONNECT request's socket without a word.
