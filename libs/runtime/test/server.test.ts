@@ -314,6 +314,24 @@ describe('createHttpServer: request targets (RFC 9110 §4.2.1, RFC 9112 §3.2, R
   });
 });
 
+/** A client that wrote `raw`, reading what the server writes. */
+function openClient(port: number, raw: string): { socket: Socket; written: () => string; closed: () => boolean } {
+  const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+  let data = '';
+  let closed = false;
+  socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
+  // Whatever the client writes after the server closed may meet a reset; what came before has been read.
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  return { socket, written: () => data, closed: () => closed };
+}
+
+/** Writes `requests` again and again until a write fails, the server having closed the connection. */
+async function writeUntilRefused(socket: Socket, requests: string): Promise<void> {
+  let written = true;
+  while (written) written = await new Promise<boolean>((resolve) => socket.write(requests, (error) => resolve(!error)));
+}
+
 describe('createHttpServer: a client that stops reading', () => {
   it('loses its connection once nothing moved for the stalled-connection timeout, and with it the unsent response', async () => {
     const body = Buffer.alloc(64 * 1024 * 1024, 'x');
@@ -386,6 +404,36 @@ describe('createHttpServer: a client that stops reading', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nok$/);
     } finally {
       client.destroy();
+    }
+  });
+
+  // The helper that fixed the upgrade path: waiting requests are parsed when dispatched, before they are complete, so the
+  // pause above never came; a client writing requests behind a slow answer had 266,000 parsed and 600 MB held in 2.5 s.
+  it('stops reading a connection whose requests wait behind one it has not answered, and reads on once that is sent', async () => {
+    let release: () => void = () => undefined;
+    const handled: string[] = [];
+    const port = await listen((req, res) => {
+      handled.push(req.url!);
+      if (req.url === '/slow') release = () => res.end('ok');
+      else res.end('fast');
+    });
+    let parsed = 0;
+    server!.on('request', () => parsed++);
+    const client = openClient(port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    try {
+      await waitFor(() => parsed === 1, 5_000, 'the slow request to be parsed');
+      const writing = writeUntilRefused(client.socket, 'GET /next HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1_000));
+      await waitFor(() => parsed > 1, 5_000, 'a request behind it to be parsed');
+      // A client still writing: what is parsed meanwhile is what a few reads held, not what it wrote since.
+      const until = Date.now() + 500;
+      while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      release();
+      await waitFor(client.closed, 5_000, 'the server to close the connection past 128 waiting requests');
+      await writing;
+      expect(parsed).toBeLessThan(10_000);
+      expect(handled[0]).toBe('/slow');
+    } finally {
+      client.socket.destroy();
     }
   });
 
@@ -511,17 +559,6 @@ describe('createHttpServer: a client that stops reading', () => {
 // never answered, and the connection stayed open.
 describe('createHttpServer: a request asking to switch protocols, which no one here speaks (RFC 9110 §7.8)', () => {
   /** A client connection: what the server wrote on it so far, and whether it has closed it. */
-  function openClient(port: number, raw: string): { socket: Socket; written: () => string; closed: () => boolean } {
-    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
-    let data = '';
-    let closed = false;
-    socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
-    // Whatever the client writes after the server closed may meet a reset; what came before has been read.
-    socket.on('error', () => undefined);
-    socket.on('close', () => (closed = true));
-    return { socket, written: () => data, closed: () => closed };
-  }
-
   /** Every response the server wrote on a connection sent `raw`, once the server has closed it (within 5 s). */
   async function answersUntilClosed(port: number, raw: string): Promise<RawResponse[]> {
     const client = openClient(port, raw);
@@ -531,12 +568,6 @@ describe('createHttpServer: a request asking to switch protocols, which no one h
     } finally {
       client.socket.destroy();
     }
-  }
-
-  /** Writes `requests` again and again until a write fails, the server having closed the connection. */
-  async function writeUntilRefused(socket: Socket, requests: string): Promise<void> {
-    let written = true;
-    while (written) written = await new Promise<boolean>((resolve) => socket.write(requests, (error) => resolve(!error)));
   }
 
   const pipelined = (upgradeRequest: string) => `GET /before HTTP/1.1\r\nHost: x\r\n\r\n${upgradeRequest}GET /after HTTP/1.1\r\nHost: x\r\n\r\n`;

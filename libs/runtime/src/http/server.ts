@@ -270,16 +270,21 @@ export function createHttpServer(
     const count = (waiting.get(socket) ?? 0) + 1;
     if (count > MAX_WAITING_REQUESTS) {
       // The requests waiting go unanswered, as a client that pipelines must expect (RFC 9112 §9.3.2);
-      // the answer being sent is finished first.
+      // the answer being sent is finished first. Nothing more is read meanwhile.
       dropping.add(socket);
+      process.nextTick(() => socket.pause());
       whenAnswered(socket, () => closeUnread(socket), false);
       return;
     }
     waiting.set(socket, count);
-    // Not while its own body is still coming: it would wait unread, and node:http's request timeout end
-    // the connection with a 408 in place of the answer ahead of it (the fourth review). No request
-    // after it can be parsed before that body ends anyway.
-    if (req.complete) socket.pause();
+    // Once node:http is done with this read: it dispatches a request before it is complete, and resumes the
+    // connection after each one it parses, so a pause here never held (266,000 requests parsed and 600 MB
+    // held in 2.5 s). Not while its own body is still coming: it would wait unread, and node:http's request
+    // timeout end the connection with a 408 in place of the answer ahead of it (the fourth review). No
+    // request after it can be parsed before that body ends anyway.
+    process.nextTick(() => {
+      if (req.complete && (waiting.get(socket) ?? 0) > 0) socket.pause();
+    });
     res.once('socket', () => {
       if (dropping.has(socket)) return;
       const left = (waiting.get(socket) ?? 1) - 1;
