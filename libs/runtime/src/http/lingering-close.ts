@@ -10,6 +10,8 @@ const CHECK_EVERY_MS = 100;
 
 /** Connections reading the rest of a refused body: they close on their own, within LINGER_MS. */
 const lingering = new WeakSet<Socket>();
+/** Requests whose connection already closes in stages: the server, its Expect handling and a handler's refusal may each ask. */
+const closingInStages = new WeakSet<IncomingMessage>();
 
 /** Whether `socket` is reading the rest of a refused body, its response sent: graceful shutdown lets it finish. */
 export function isLingering(socket: Socket): boolean {
@@ -33,6 +35,8 @@ export function closeAfterLingering(req: IncomingMessage, res: ServerResponse): 
  * closes in stages, as closeAfterLingering does; with the body read, or a keep-alive answer, nothing changes.
  */
 export function lingerWhenClosed(req: IncomingMessage): void {
+  if (closingInStages.has(req)) return;
+  closingInStages.add(req);
   const socket = req.socket;
   const destroySoon = socket.destroySoon.bind(socket);
   // node:http ends a `Connection: close` response with socket.destroySoon(): the write side, then all of it.

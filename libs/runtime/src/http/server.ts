@@ -155,6 +155,7 @@ function closeUnread(socket: Duplex): void {
  */
 function closeUnreadWhenClosed(req: IncomingMessage): void {
   const { socket } = req;
+  // Replaced, not wrapped: the first thing done with a request (takesRequest), before anything makes it linger.
   socket.destroySoon = () => closeUnread(socket);
   lingerWhenClosed(req);
 }
@@ -235,7 +236,10 @@ export function createHttpServer(
     return true;
   }
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
-    if (!takesRequest(req, res)) return;
+    if (takesRequest(req, res)) inTurn(req, res);
+  }
+  /** Served now, or once the answers ahead of it on its connection have gone out. */
+  function inTurn(req: IncomingMessage, res: ServerResponse): void {
     if (res.socket === null) awaitTurn(req, res);
     else serve(req, res);
   }
@@ -380,7 +384,7 @@ export function createHttpServer(
       return;
     }
     continueOnFirstRead(req, res);
-    dispatch(req, res);
+    inTurn(req, res);
   });
   // Node's own answer to an Expect it does not meet is a bare 417 without a body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
