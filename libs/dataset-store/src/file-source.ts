@@ -59,6 +59,8 @@ export class FileDatasetSource implements DatasetSource {
   #readBy: number | null = null;
   /** The names the path resolves through (itself, then each link's target): events about them are the file's own. */
   #names = new Set<string>();
+  /** The path, then each link it leads through, as it was last resolved: what a file that cannot be read is, as saved. */
+  #way: readonly string[] = [];
   #lastVersion: string | null = null;
   #health: SourceHealth = { connected: false, detail: 'not started' };
   #lastRefusal: SourceRefusal | null = null;
@@ -141,8 +143,9 @@ export class FileDatasetSource implements DatasetSource {
    * of them cannot be watched.
    */
   async #watchDirectories(onDataset: OnDataset): Promise<void> {
-    const { directories: wanted, names } = await chainOf(this.#path);
+    const { directories: wanted, names, way } = await chainOf(this.#path);
     this.#names = names;
+    this.#way = way;
     for (const [directory, { watcher }] of this.#watches) {
       if (wanted.includes(directory)) continue;
       watcher.close();
@@ -215,6 +218,15 @@ export class FileDatasetSource implements DatasetSource {
     return this.#unwatched ? `polling ${this.#path} every ${this.#pollIntervalMs} ms (cannot watch ${this.#unwatched.directory}: ${this.#unwatched.reason})` : `watching ${this.#path}`;
   }
 
+  /**
+   * The file that cannot be read as saved: each link on the way to it and where the way ends, as `lstat`
+   * sees them, since `stat` cannot follow it. A ConfigMap's swap replaces a link midway, so it is a new save.
+   */
+  async #wayAppearance(): Promise<string> {
+    const seen = await Promise.all(this.#way.map((step) => lstat(step).then(appearance, errorCode)));
+    return seen.join(' > ');
+  }
+
   /** `seen` is the file as refused; the same file seen again is not refused again. */
   #refuse(reason: FileRefusalReason, problem: string, seen: string): void {
     if (seen === this.#refused) return;
@@ -258,7 +270,7 @@ export class FileDatasetSource implements DatasetSource {
       const detail = `cannot read ${this.#path}: ${code}`;
       // Mid-rename the file can be briefly absent; the next directory event (or look) reads it again. Any other
       // failure (permissions, a symlink loop) stays until the file is saved again: a refused publish.
-      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`, `${code}:${await wayAppearance(this.#path)}`);
+      if (code !== 'ENOENT') this.#refuse('unreadable', `it cannot be read (${code}); check its permissions and, for a symlink, where it leads`, `${code}:${await this.#wayAppearance()}`);
       else if (this.#health.detail !== detail) this.#logger.warn({ file: this.#path }, detail);
       this.#health = { connected: false, detail };
       return;
@@ -298,35 +310,19 @@ function appearance(info: Stats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 }
 
-/**
- * The file that cannot be read as saved: each link on the way to it and where the way ends, as `lstat`
- * sees them, since `stat` cannot follow it. A ConfigMap's swap replaces a link midway, so it is a new save.
- */
-async function wayAppearance(path: string): Promise<string> {
-  const way: string[] = [];
-  let current = path;
-  for (let links = 0; links <= MAX_LINKS; links++) {
-    const info = await lstat(current).catch(() => null);
-    way.push(info === null ? 'missing' : appearance(info));
-    const target = info?.isSymbolicLink() ? await readlink(current).catch(() => null) : null;
-    if (target === null) break;
-    current = resolve(dirname(current), target);
-  }
-  return way.join(' > ');
-}
-
 function errorCode(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 }
 
 /**
  * The directories whose entries decide what `path` is: its own, and when it is a symlink, the
- * directory of each link it leads through and of the file it ends at (ConfigMaps chain two); and
- * the names of those entries.
+ * directory of each link it leads through and of the file it ends at (ConfigMaps chain two); the
+ * names of those entries; and the way itself, `path` and each path a link leads to.
  */
-async function chainOf(path: string): Promise<{ directories: string[]; names: Set<string> }> {
+async function chainOf(path: string): Promise<{ directories: string[]; names: Set<string>; way: string[] }> {
   const directories = [dirname(path)];
   const names = new Set([basename(path)]);
+  const way = [path];
   let current = path;
   for (let links = 0; links < MAX_LINKS; links++) {
     try {
@@ -334,8 +330,10 @@ async function chainOf(path: string): Promise<{ directories: string[]; names: Se
     } catch {
       break; // not a link (EINVAL), or missing: `current` is where the chain ends
     }
+    if (way.includes(current)) break; // a loop: the rest of it adds nothing
     if (!directories.includes(dirname(current))) directories.push(dirname(current));
     names.add(basename(current));
+    way.push(current);
   }
-  return { directories, names };
+  return { directories, names, way };
 }

@@ -36,7 +36,7 @@ export type DatasetFileRead = { ok: true; input: DatasetInput } | { ok: false; i
 const skipCompression: Compress = (identity) => ({ gzip: identity, br: identity });
 
 /** Read, parse and validate a dataset file; every problem comes back as an issue with its path. `shown` names the file in them, as its user gave it. */
-export async function readDatasetFile(path: string, shown = path): Promise<DatasetFileRead> {
+export async function readDatasetFile(path: string, shown: string): Promise<DatasetFileRead> {
   let bytes: Buffer;
   try {
     // Refused before reading, as the pods' file source does: /dev/zero grew without bound, a named pipe blocked.
