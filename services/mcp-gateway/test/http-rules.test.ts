@@ -49,17 +49,12 @@ interface RawAnswer {
 }
 
 /**
- * POSTs to `url` over a bare socket: these header lines, then what `send` writes (told whether the server has
- * begun to answer). Resolves with what the server sent once it closed the connection, or null when it has not
- * within `patienceMs` of `send` returning.
+ * Connects to `url` over a bare socket and lets `send` write (told whether the server has begun to answer).
+ * Resolves with what the server sent once it closed the connection, or null when it has not within
+ * `patienceMs` of `send` returning.
  */
-async function postUntilClosed(
-  url: string,
-  headers: Record<string, string>,
-  send: (socket: Socket, answering: () => boolean) => Promise<void>,
-  patienceMs = 3000,
-): Promise<RawAnswer | null> {
-  const { hostname, port, pathname } = new URL(url);
+async function sentUntilClosed(url: string, send: (socket: Socket, answering: () => boolean) => Promise<void>, patienceMs: number): Promise<Buffer | null> {
+  const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,36 +63,42 @@ async function postUntilClosed(
   const closed = new Promise<true>((resolve) => socket.once('close', () => resolve(true)));
   const timeout = new AbortController();
   try {
-    const lines = [`POST ${pathname} HTTP/1.1`, `Host: ${hostname}:${port}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     await send(socket, () => chunks.length > 0);
     const gaveUp = delay(patienceMs, false, { signal: timeout.signal }).catch(() => false);
-    if (!(await Promise.race([closed, gaveUp]))) return null;
+    return (await Promise.race([closed, gaveUp])) ? Buffer.concat(chunks) : null;
   } finally {
     timeout.abort();
     socket.destroy();
   }
-  const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+}
+
+/** POSTs to `url` with these header lines, then what `send` writes; the answer as sentUntilClosed has it, parsed. */
+async function postUntilClosed(
+  url: string,
+  headers: Record<string, string>,
+  send: (socket: Socket, answering: () => boolean) => Promise<void>,
+  patienceMs = 3000,
+): Promise<RawAnswer | null> {
+  const { hostname, port, pathname } = new URL(url);
+  const lines = [`POST ${pathname} HTTP/1.1`, `Host: ${hostname}:${port}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  const written = await sentUntilClosed(
+    url,
+    async (socket, answering) => {
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      await send(socket, answering);
+    },
+    patienceMs,
+  );
+  if (written === null) return null;
+  const [head = '', body = ''] = written.toString('utf8').split('\r\n\r\n');
   const [statusLine = '', ...headerLines] = head.split('\r\n');
   return { status: Number(statusLine.split(' ')[1]), headers: headerLines.map((line) => line.toLowerCase()), json: JSON.parse(body) };
 }
 
 /** Writes `raw` over a bare socket; what the server sent once it closed the connection, or null when it has not within 5 s. */
 async function writtenUntilClosed(url: string, raw: string): Promise<string | null> {
-  const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname, () => socket.write(raw));
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  socket.on('error', () => undefined);
-  const closed = new Promise<true>((resolve) => socket.once('close', () => resolve(true)));
-  const timeout = new AbortController();
-  try {
-    const gaveUp = delay(5000, false, { signal: timeout.signal }).catch(() => false);
-    return (await Promise.race([closed, gaveUp])) ? Buffer.concat(chunks).toString('utf8') : null;
-  } finally {
-    timeout.abort();
-    socket.destroy();
-  }
+  const written = await sentUntilClosed(url, async (socket) => void socket.write(raw), 5000);
+  return written === null ? null : written.toString('utf8');
 }
 
 describe('POST /mcp HTTP rules', () => {
