@@ -378,8 +378,8 @@ describe('validateDataset', () => {
     expect(issues).toEqual([
       expect.objectContaining({ path: ['business', 'name'], message: blank }),
       expect.objectContaining({ path: ['reviews', 0, 'author'], message: blank }),
-      expect.objectContaining({ path: ['reviews', 1, 'text'], message: blank }),
-      expect.objectContaining({ path: ['reviews', 2, 'owner_reply', 'text'], message: blank }),
+      expect.objectContaining({ path: ['reviews', 1, 'text'], message: `${blank}; a rating-only review has "text": null` }),
+      expect.objectContaining({ path: ['reviews', 2, 'owner_reply', 'text'], message: `${blank}; a review without a reply has "owner_reply": null` }),
       expect.objectContaining({ path: ['reviews', 3, 'author'], message: blank }),
       expect.objectContaining({ path: ['reviews', 4, 'author'], message: blank }),
       expect.objectContaining({ path: ['reviews', 5, 'author'], message: blank }),

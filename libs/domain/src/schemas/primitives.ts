@@ -76,15 +76,24 @@ function visibleCharacterPattern(invisible: RegExp): string {
   return `[^${pattern}]`;
 }
 
+const VISIBLE_CHARACTER = new RegExp(`[^${INVISIBLE_CHARACTERS}]`, 'u');
+const VISIBLE_CHARACTER_PORTABLE_PATTERN = visibleCharacterPattern(new RegExp(`[${INVISIBLE_CHARACTERS}]`, 'u'));
+const NOTHING_VISIBLE = 'must contain a visible character, not only white space, control, format or filler characters';
+
 /**
  * Text a feed shows as a name, a title or an entry's content: white space, controls and format or
  * filler characters alone would show as nothing (an Atom `<name>   </name>`, which feed readers
- * replaced with the business's name; U+0085 alone is white space to Python's `strip()`).
+ * replaced with the business's name; U+0085 alone is white space to Python's `strip()`). Where the
+ * field may be null, `instead` says so in the message: a publisher who wrote "" meant "none".
  */
-export const VisibleText = z
-  .string()
-  .regex(new RegExp(`[^${INVISIBLE_CHARACTERS}]`, 'u'), 'must contain a visible character, not only white space, control, format or filler characters')
-  .meta({ pattern: visibleCharacterPattern(new RegExp(`[${INVISIBLE_CHARACTERS}]`, 'u')) });
+export function visibleText(instead?: string) {
+  return z
+    .string()
+    .regex(VISIBLE_CHARACTER, instead ? `${NOTHING_VISIBLE}; ${instead}` : NOTHING_VISIBLE)
+    .meta({ pattern: VISIBLE_CHARACTER_PORTABLE_PATTERN });
+}
+
+export const VisibleText = visibleText();
 
 /** A time of day on the 24-hour clock, HH:MM; 24:00 is the end of the day, as ISO 8601 and schema.org allow. */
 export const TimeOfDay = z

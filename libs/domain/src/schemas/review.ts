@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { HttpUrl, IsoDate, Ulid, VisibleText } from './primitives.js';
+import { HttpUrl, IsoDate, Ulid, VisibleText, visibleText } from './primitives.js';
 
-export const OwnerReply = z.strictObject({ text: VisibleText, date: IsoDate });
+export const OwnerReply = z.strictObject({ text: visibleText('a review without a reply has "owner_reply": null'), date: IsoDate });
 
 export const Review = z
   .strictObject({
@@ -10,7 +10,7 @@ export const Review = z
     author_avatar_url: HttpUrl.nullable(),
     rating: z.int().min(1).max(5),
     date: IsoDate,
-    text: VisibleText.nullable().meta({ description: 'Review text; null for a rating-only review.' }),
+    text: visibleText('a rating-only review has "text": null').nullable().meta({ description: 'Review text; null for a rating-only review.' }),
     source: z.string().min(1).meta({ examples: ['google'] }),
     source_url: HttpUrl.nullable(),
     owner_reply: OwnerReply.nullable(),
