@@ -439,7 +439,7 @@ describe('validateDataset', () => {
   it('rejects a source URL that is not a valid URI, which feeds would carry as given', () => {
     // A right-to-left override (RFC 3987 §4.1 forbids bidirectional formatting characters) and
     // noncharacters, which XML cannot hold: the Atom feed dropped them while the JSON Feed kept them.
-    for (const bad of ['https://x.example/a?b=1&c=<2>', 'https://x.example/a b', 'https://x.example/"q"', 'https://x.example/\u0007', 'https://evil.example/\u202efdp.exe', 'https://x.example/\u200f', 'https://exämple.com/\ufffe', 'https://x.example/\u{1fffe}', 'https://x.example/\ufdd0']) {
+    for (const bad of ['https://x.example/a%zz', 'https://x.example/a[1]', 'https://x.example/a#b#c', 'https://x.example/caf\u00e9%2', 'https://x.example/a?b=1&c=<2>', 'https://x.example/a b', 'https://x.example/"q"', 'https://x.example/\u0007', 'https://evil.example/\u202efdp.exe', 'https://x.example/\u200f', 'https://exämple.com/\ufffe', 'https://x.example/\u{1fffe}', 'https://x.example/\ufdd0']) {
       const issues = issuesAfter((input) => {
         (input.reviews[0] as { source_url: string }).source_url = bad;
       });
@@ -451,6 +451,21 @@ describe('validateDataset', () => {
     (input.reviews[1] as { source_url: string }).source_url = 'https://x.example/café';
     (input.reviews[2] as { source_url: string }).source_url = 'https://x.example/\u0639\u0631\u0628\u064a/\u{1f600}';
     expect(validateDataset(input).ok).toBe(true);
+  });
+
+  // A feed audit: an IRI served as written failed `format: uri` in the JSON Feed's schema, and the MCP SDK's client refused the tool result holding it.
+  it('serves an IRI as the URI it maps to (RFC 3987 §3.1) and an ASCII URL as written', () => {
+    const input = structuredClone(buildDataset());
+    input.business.url = 'https://例え.example';
+    (input.reviews[0] as { source_url: string }).source_url = "https://x.example/レビュー?q=ü&x='1'#ü";
+    (input.reviews[1] as { author_avatar_url: string }).author_avatar_url = 'https://B\u00fccher.example:443/a.png';
+    (input.reviews[2] as { source_url: string }).source_url = 'https://X.example:443/a?b#c';
+    const result = validateDataset(input);
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.input.business.url).toBe('https://xn--r8jz45g.example/');
+    expect(result.input.reviews[0]?.source_url).toBe("https://x.example/%E3%83%AC%E3%83%93%E3%83%A5%E3%83%BC?q=%C3%BC&x=%271%27#%C3%BC");
+    expect(result.input.reviews[1]?.author_avatar_url).toBe('https://xn--bcher-kva.example/a.png');
+    expect(result.input.reviews[2]?.source_url).toBe('https://X.example:443/a?b#c');
   });
 
   it('returns every integrity issue at once, not only the first', () => {

@@ -39,18 +39,45 @@ export const Ulid = z
 
 /**
  * Characters a URI (RFC 3986) or IRI (RFC 3987) never holds as such. The URL parser accepts and
- * escapes them, but a dataset's URL is written into feeds as given, where it must be a valid IRI:
+ * escapes them, but a dataset's ASCII URL is written into feeds as given, where it must be valid:
  * no bidirectional formatting characters (RFC 3987 §4.1: a right-to-left override makes
  * `…/\u202efdp.exe` display as `…/exe.pdf`), and no specials or noncharacters (outside its ucschar;
  * XML cannot hold U+FFFE either, so the Atom feed dropped it while the JSON Feed kept it).
  */
 const NOT_IN_AN_IRI = /[\s<>"{}|\\^`\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069\uFFF0-\uFFFD\p{Noncharacter_Code_Point}]/u;
 
+const UNRESERVED_OR_SUB_DELIM = String.raw`A-Za-z0-9\-._~!$&'()*+,;=`;
+const PERCENT_ENCODED = '%[0-9A-Fa-f]{2}';
+const PATH_CHARACTER = `(?:[${UNRESERVED_OR_SUB_DELIM}:@]|${PERCENT_ENCODED})`;
+/** An absolute http(s) URI by RFC 3986's grammar (§3), which JSON Schema's `format: uri` names. */
+const HTTP_URI = new RegExp(
+  `^https?://(?:(?:[${UNRESERVED_OR_SUB_DELIM}:]|${PERCENT_ENCODED})*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:[${UNRESERVED_OR_SUB_DELIM}]|${PERCENT_ENCODED})*)(?::[0-9]*)?` +
+    `(?:/${PATH_CHARACTER}*)*(?:\\?(?:${PATH_CHARACTER}|[/?])*)?(?:#(?:${PATH_CHARACTER}|[/?])*)?$`,
+  'i',
+);
+
+/**
+ * The URI an IRI maps to (RFC 3987 §3.1): the host in punycode, other non-ASCII characters
+ * percent-encoded as UTF-8, as the WHATWG parser writes it. An ASCII URL is kept as written.
+ */
+function asUri(value: string): string {
+  return /[^ -~]/.test(value) ? (URL.parse(value)?.href ?? value) : value;
+}
+
+/**
+ * An absolute http(s) URL, served as a URI: the schemas say `format: uri` (RFC 3986, ASCII), which
+ * the MCP SDK's client enforces on every tool result, so a dataset's IRI (`https://例え.example/レビュー`)
+ * is served as the URI it maps to, in every representation alike.
+ */
 export const HttpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL with a valid host and port, such as https://example.com/page' })
-  .refine((value) => !NOT_IN_AN_IRI.test(value), {
-    message: 'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `',
-  });
+  .refine((value) => !NOT_IN_AN_IRI.test(value) && HTTP_URI.test(asUri(value)), {
+    // Not after the URL's own issue: `javascript:alert(1)` is not an http URL, and saying so is enough.
+    when: (payload) => payload.issues.length === 0,
+    message:
+      'must be a valid URI or IRI: no spaces, control or bidirectional formatting characters, noncharacters, or any of < > " { } | \\ ^ `; % only before two hex digits, [ ] only around an IPv6 host, # only once',
+  })
+  .overwrite(asUri);
 
 /** What a text may not consist of alone (VisibleText). */
 const INVISIBLE_CHARACTERS = String.raw`\s\p{Cc}\p{Cf}\p{Z}\u115F\u1160\u2800\u3164\uFFA0`;
