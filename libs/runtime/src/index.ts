@@ -4,7 +4,7 @@ export * from './nats-files.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './http/server.js';
-export { decodeUnreservedEscapes, hexValue } from './http/request-target.js';
+export { decodeUnreservedEscapes, hexValue, normalizeEscapes } from './http/request-target.js';
 export * from './http/errors.js';
 export * from './http/cors.js';
 export * from './http/client-address.js';

@@ -1,5 +1,5 @@
 import type { TopicName } from '@reviews/domain';
-import { decodeUnreservedEscapes } from '@reviews/runtime';
+import { normalizeEscapes } from '@reviews/runtime';
 
 export interface TopicMatch {
   readonly topic: TopicName;
@@ -35,10 +35,10 @@ export function createTopicIndex(topics: ReadonlyMap<string, TopicName>): TopicI
 }
 
 /**
- * RFC 3986 §6.2.2–6.2.3 normalisation: escaped unreserved characters decoded (§6.2.2.2, which the
- * WHATWG parser leaves alone), then the parser lower-cases scheme and host, drops the scheme's
- * default port and an empty port, and resolves dot segments. Null when the URL does not parse.
+ * RFC 3986 §6.2.2–6.2.3 normalisation: escapes in normal form (§6.2.2.1–2, which the WHATWG parser
+ * leaves alone: `%c3` stays lower case), then the parser lower-cases scheme and host, drops the
+ * scheme's default port and an empty port, and resolves dot segments. Null when the URL does not parse.
  */
 function normalForm(url: string): string | null {
-  return URL.parse(decodeUnreservedEscapes(url))?.href ?? null;
+  return URL.parse(normalizeEscapes(url))?.href ?? null;
 }

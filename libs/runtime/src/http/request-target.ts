@@ -57,18 +57,23 @@ export function decodeUnreservedEscapes(uri: string): string {
   });
 }
 
+/**
+ * A URI's escapes in normal form (RFC 3986 §6.2.2.1–2): unreserved characters decoded, so
+ * `/reviews%2Ejson` is `/reviews.json`, and the other escapes in upper case, so `%c3` is `%C3`.
+ */
+export function normalizeEscapes(uri: string): string {
+  return decodeUnreservedEscapes(uri).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
+}
+
 const SLASH = 47;
 const COLON = 58;
 const LOWER_CASE_BIT = 0x20;
 
-/**
- * A path's normal form (RFC 3986 §6.2.2): unreserved characters decoded, so `/reviews%2Ejson` is
- * `/reviews.json`, and the other escapes in upper case.
- */
+/** A path's escapes in normal form (`normalizeEscapes`); null when it is no URI path. */
 function normalizePath(path: string): string | null {
   // A `%` not followed by two hex digits is not a URI (RFC 3986 §2.1).
   if (/%(?![0-9A-Fa-f]{2})/.test(path)) return null;
-  return decodeUnreservedEscapes(path).replace(PERCENT_TRIPLET, (escape) => escape.toUpperCase());
+  return normalizeEscapes(path);
 }
 
 const INVALID_AUTHORITY = new TargetRefusal('The request target is an absolute URI whose authority is not a host with an optional numeric port (RFC 9110 §4.2.1: no empty host, no userinfo).');
