@@ -327,8 +327,8 @@ describe('createHttpServer: request targets (RFC 9110 §4.2.1, RFC 9112 §3.2, R
 });
 
 /** A client that wrote `raw`, reading what the server writes. */
-function openClient(port: number, raw: string): { socket: Socket; written: () => string; closed: () => boolean } {
-  const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+function openClient(port: number, raw: string, { allowHalfOpen = false } = {}): { socket: Socket; written: () => string; closed: () => boolean } {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen }, () => socket.write(raw));
   let data = '';
   let closed = false;
   socket.on('data', (chunk: Buffer) => (data += chunk.toString('latin1')));
@@ -632,7 +632,9 @@ describe('createHttpServer: a request asking to switch protocols, which no one h
       req.socket.once('close', () => (closedAt = performance.now()));
       res.end(body, () => (answeredAt = performance.now()));
     });
-    const client = openClient(port, 'GET /big HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n');
+    // Writing on after the server's FIN, as a client that sends its requests without reading does: one
+    // that closed its side on the FIN would let the server close at once, whether or not it lingers.
+    const client = openClient(port, 'GET /big HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n', { allowHalfOpen: true });
     try {
       // Once the answer has begun, in reads of their own, until the server closes the connection.
       await waitFor(() => client.written().length > 0, 5_000, 'the answer to begin');
