@@ -188,6 +188,32 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     expect(seen).toEqual([]);
   });
 
+  // An MCP audit: both were answered 417, which RFC 9110 §10.1.1 allows only for a member other than 100-continue.
+  it.each([
+    ['an empty Expect field (a list with no member, §5.6.1)', 'Expect:\r\n', ''],
+    ['Expect: 100-continue sent on two lines', 'Expect: 100-continue\r\nExpect: 100-continue\r\n', 'HTTP/1.1 100 Continue\r\n\r\n'],
+    ['Expect: 100-Continue, 100-continue with an empty element', 'Expect: 100-Continue, ,100-continue\r\n', 'HTTP/1.1 100 Continue\r\n\r\n'],
+  ])('serves a request with %s', async (_case, field, interim) => {
+    const port = await listen((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => res.end(`read ${Buffer.concat(chunks).toString()}`));
+    });
+    const client = connect(port, '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+    client.write(`POST /x HTTP/1.1\r\nHost: x\r\n${field}Content-Length: 2\r\nConnection: close\r\n\r\n`);
+    let answer = '';
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    try {
+      if (interim !== '') await waitFor(() => answer.includes('\r\n\r\n'), 5_000, 'the interim answer');
+      expect(answer).toBe(interim);
+      client.write('hi');
+      await waitFor(() => answer.endsWith('read hi'), 5_000, 'the final answer');
+      expect(answer.slice(interim.length)).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    } finally {
+      client.destroy();
+    }
+  });
+
   // node:http looks at Expect on HTTP/1.1 requests only; this pins that it stays so.
   it('ignores Expect: 100-continue on an HTTP/1.0 request, as RFC 9110 §10.1.1 requires, instead of refusing it', async () => {
     const port = await listen(echo);

@@ -86,9 +86,21 @@ function isHeadRequest(packet: Buffer | undefined): boolean {
 
 const EXPECTATION_FAILED_MESSAGE = 'Only "Expect: 100-continue" is understood.';
 
-/** The one expectation RFC 9110 §10.1.1 defines, `100-continue`, alone and without parameters. */
+/** The members of the Expect field, lower-cased: a list, whose empty elements are none (RFC 9110 §5.6.1). */
+function expectations(req: IncomingMessage): string[] {
+  return (req.headers.expect ?? '')
+    .split(',')
+    .map((member) => member.trim().toLowerCase())
+    .filter((member) => member !== '');
+}
+
+/**
+ * Whether the request expects the one expectation RFC 9110 §10.1.1 defines, `100-continue`, without
+ * parameters, and nothing else: a field sent twice (node:http joins the lines) is the same expectation.
+ */
 function expectsContinue(req: IncomingMessage): boolean {
-  return req.headers.expect?.trim().toLowerCase() === '100-continue';
+  const members = expectations(req);
+  return members.length > 0 && members.every((member) => member === '100-continue');
 }
 
 /**
@@ -386,10 +398,12 @@ export function createHttpServer(
     continueOnFirstRead(req, res);
     inTurn(req, res);
   });
-  // Node's own answer to an Expect it does not meet is a bare 417 without a body.
+  // Node's own answer to an Expect it does not meet is a bare 417 without a body. An empty field
+  // (`Expect:`) expects nothing: §10.1.1 allows a 417 only for a member other than 100-continue.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     if (!takesRequest(req, res)) return;
-    refuse(req, res, 417, 'expectation_failed', EXPECTATION_FAILED_MESSAGE);
+    if (expectations(req).length === 0) inTurn(req, res);
+    else refuse(req, res, 417, 'expectation_failed', EXPECTATION_FAILED_MESSAGE);
   });
   // Without a listener node:http drops a CONNECT request's socket without a word.
   server.on('connect', (_req, socket: Duplex) => {
