@@ -262,6 +262,25 @@ describe('otel.samplerRatio', () => {
   });
 });
 
+describe('image.tag', () => {
+  /** `helm template` with this YAML for image.tag, as written in a values file. */
+  async function templateTag(tag: string): Promise<HelmResult> {
+    const file = join(dir, `values-${++renders}.yaml`);
+    writeFileSync(file, `baseUrl: https://reviews.example.com\nimage:\n  tag: ${tag}\n`);
+    return helm(helmBin, ['template', 't', chartDir, '--kube-version', KUBE_VERSION, '-f', file]);
+  }
+
+  // Helm reads a values file's numbers as floats, exact up to 2^53: 12345678901234567 rendered the tag
+  // 12345678901234568, an image nobody pushed.
+  it('refuses a tag of digits as a number past 2^53 - 1, and takes it quoted', async () => {
+    const number = await templateTag('12345678901234567');
+    expect(number.ok).toBe(false);
+    expect(number.stderr).toContain('image.tag: Must be less than or equal to');
+    const quoted = parseManifests((await templateTag('"12345678901234567"')).stdout, 'quoted tag');
+    expect(new Set(quoted.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['12345678901234567']));
+  });
+});
+
 describe('names the API server refuses', () => {
   it.each(['https://Reviews.Example.com', 'https://10.1.2.3', 'https://[2001:db8::1]'])('refuses baseUrl %s as the Ingress host, naming ingress.hosts', async (baseUrl) => {
     const result = await template({ baseUrl });

@@ -347,6 +347,20 @@ describe('value sets', () => {
     expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['1.1.0']));
   });
 
+  // A tag of digits alone (a date, or about one short git SHA in 27) reaches the chart as a number: an
+  // integer from --set, a float from --set-json or a values file. The schema refused it, and a float
+  // rendered as 2.0261128e+07. A single retry delay is the same.
+  it.each(['--set', '--set-json'])('takes an image tag and a retry delay of digits alone from %s, rendered as those digits', async (flag) => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', flag, 'image.tag=20261128', flag, 'websub.retryDelaysMs=60000']);
+    expect(result.stderr).toBe('');
+    const objects = parseManifests(result.stdout, `${flag} digits`);
+    for (const { pod } of podSpecs(objects)) expect(pod.spec.containers[0].image).toBe('public-reviews:20261128');
+    expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['20261128']));
+    const config = ofKind(objects, 'ConfigMap').find((c) => c.metadata.name.endsWith('-config'))?.data;
+    expect(config?.WEBSUB_RETRY_DELAYS_MS).toBe('60000');
+    expect(loadConfig(config).WEBSUB_RETRY_DELAYS_MS).toEqual([60_000]);
+  });
+
   // Helm takes a release named 2025; unquoted, its labels and selectors became numbers Kubernetes refuses.
   it.each([
     ['release', ['--set-string', 'nameOverride=2024']],

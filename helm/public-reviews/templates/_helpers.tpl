@@ -27,7 +27,15 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 
 {{/* The version that runs: the image tag when one is set (an upgrade by tag), else the chart's appVersion. */}}
 {{- define "public-reviews.version" -}}
-{{- default .Chart.AppVersion .Values.image.tag | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.AppVersion (include "public-reviews.asString" .Values.image.tag) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+A value the schema takes as a string of digits or as an integer (helm --set makes 20261128 an integer,
+a values file a float): as that string, never 2.0261128e+07. Usage: include "public-reviews.asString" .Values.image.tag
+*/}}
+{{- define "public-reviews.asString" -}}
+{{- if kindIs "string" . }}{{ . }}{{ else }}{{ int64 . }}{{ end -}}
 {{- end -}}
 
 {{- define "public-reviews.labels" -}}
@@ -51,7 +59,7 @@ websubHub: websub-hub
 {{- if $img.digest -}}
 {{- printf "%s@%s" $repo $img.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $repo (default .Chart.AppVersion $img.tag) -}}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion (include "public-reviews.asString" $img.tag)) -}}
 {{- end -}}
 {{- end -}}
 
