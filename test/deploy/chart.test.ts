@@ -347,6 +347,25 @@ describe('value sets', () => {
     expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['1.1.0']));
   });
 
+  // A tag may begin with _, end with . _ or - and run to 128 characters; a label value may not, and the
+  // API server refused every object labelled with v1_.
+  it.each([
+    ['v1_', 'v1_', 'v1'],
+    ['1.0.', '1.0.', '1.0'],
+    ['_v1', '_v1', 'v1'],
+    ['1.0-', '1.0-', '1.0'],
+    ['of 65 characters cut after a .', `${'a'.repeat(62)}._b`, 'a'.repeat(62)],
+    ['of 65 characters cut after a _', `${'a'.repeat(61)}-__b`, 'a'.repeat(61)],
+    ['of 64 characters', `${'a'.repeat(63)}b`, 'a'.repeat(63)],
+  ])('labels the objects of image tag %s with a valid label value', async (_name, tag, version) => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--set', `image.tag=${tag}`, '--set', 'baseUrl=https://reviews.example.com']);
+    expect(result.stderr).toBe('');
+    const objects = parseManifests(result.stdout, 'image.tag');
+    expect(new Set(objects.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set([version]));
+    expect(version).toMatch(/^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/);
+    for (const { pod } of podSpecs(objects)) expect(pod.spec.containers[0].image).toBe(`public-reviews:${tag}`);
+  });
+
   // A tag of digits alone (a date, or about one short git SHA in 27) reaches the chart as a number: an
   // integer from --set, a float from --set-json or a values file. The schema refused it, and a float
   // rendered as 2.0261128e+07. A single retry delay is the same.

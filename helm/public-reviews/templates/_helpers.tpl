@@ -27,7 +27,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 
 {{/* The version that runs: the image tag when one is set (an upgrade by tag), else the chart's appVersion. */}}
 {{- define "public-reviews.version" -}}
-{{- default .Chart.AppVersion (include "public-reviews.asString" .Values.image.tag) | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.AppVersion (include "public-reviews.asString" .Values.image.tag) -}}
 {{- end -}}
 
 {{/*
@@ -41,7 +41,9 @@ a values file a float): as that string, never 2.0261128e+07. Usage: include "pub
 {{- define "public-reviews.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "public-reviews.selectorLabels" . }}
-app.kubernetes.io/version: {{ include "public-reviews.version" . | quote }}
+{{- /* A label value is at most 63 characters and begins and ends with a letter or digit; a tag may run
+to 128, begin with _ and end with . _ or -, which the API server would refuse. */}}
+app.kubernetes.io/version: {{ include "public-reviews.version" . | trunc 63 | trimAll "-._" | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: public-reviews
 {{- end -}}
