@@ -308,6 +308,20 @@ describe('names the API server refuses', () => {
   });
 });
 
+describe('otel.endpoint', () => {
+  // Without a scheme it rendered, and the exporter sent nothing while the NetworkPolicy opened port 80.
+  it.each(['otel-collector.monitoring:4318', 'grpc://otel-collector.monitoring:4317', 'http://', 'http://otel-collector.monitoring:4318 '])('refuses %j, naming it', async (endpoint) => {
+    const result = await template({ otel: { enabled: true, endpoint } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('otel.endpoint: Does not match pattern');
+  });
+
+  it.each(['http://otel-collector.monitoring:4318', 'https://otlp.example.com/otlp'])('takes %s', async (endpoint) => {
+    const objects = await render({ otel: { enabled: true, endpoint } });
+    expect(objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-config'))?.data?.['OTEL_EXPORTER_OTLP_ENDPOINT']).toBe(endpoint);
+  });
+});
+
 describe('OTLP egress', () => {
   /** The ports the release's default NetworkPolicy opens to the OTLP collector for this endpoint. */
   async function otlpPorts(endpoint: string): Promise<number[]> {
