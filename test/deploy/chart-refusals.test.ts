@@ -180,8 +180,10 @@ describe('extra volumes', () => {
 
   it.each([
     ['a mount of a volume nobody defined', { services: { readApi: { extraVolumeMounts: [caMount] } } }, 'services.readApi.extraVolumeMounts: volume "extra-ca" is not defined in services.readApi.extraVolumes'],
-    ['a volume named like the chart’s own', { seed: { extraVolumes: [{ name: 'tmp', emptyDir: {} }] } }, 'seed.extraVolumes: the name "tmp" is taken by the chart\'s own volumes (tmp, data, nats-creds, nats-tls); choose another'],
+    ['a volume named like the chart’s own', { seed: { extraVolumes: [{ name: 'tmp', emptyDir: {} }] } }, 'seed.extraVolumes: the name "tmp" is taken by the chart\'s own volumes (tmp, data, nats-creds, nats-nkey, nats-tls); choose another'],
+    ['a volume named like the chart’s NKey file', { services: { readApi: { extraVolumes: [{ name: 'nats-nkey', emptyDir: {} }] } } }, 'services.readApi.extraVolumes: the name "nats-nkey" is taken by the chart\'s own volumes'],
     ['a mount over the chart’s own', { services: { mcpGateway: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca', mountPath: '/app/.data' }] } } }, 'services.mcpGateway.extraVolumeMounts: /app/.data is already mounted by the chart'],
+    ['a mount over the chart’s NKey file', { seed: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca', mountPath: '/etc/nats/nkey' }] } }, 'seed.extraVolumeMounts: /etc/nats/nkey is already mounted by the chart'],
     ['a mount without a path', { services: { readApi: { extraVolumes: [ca], extraVolumeMounts: [{ name: 'extra-ca' }] } } }, 'services.readApi.extraVolumeMounts.0: mountPath is required'],
   ])('refuses %s', async (_name, values, message) => {
     const result = await template(values);
@@ -197,6 +199,14 @@ describe('NATS credentials', () => {
     expect(result.stderr).toContain('nats.url holds credentials');
     expect(result.stderr).toContain('nats.existingSecret');
     expect(result.stderr).not.toContain(url);
+  });
+
+  // The services refuse NATS_NKEY beside NATS_CREDS: every pod and the seed Job would exit at start.
+  it('refuses nats.credsSecret and nats.nkeySecret together, as the services refuse NATS_CREDS and NATS_NKEY', async () => {
+    expect(() => loadConfig({ NATS_URL: 'nats://nats:4222', NATS_CREDS: '/etc/nats/creds/user.creds', NATS_NKEY: '/etc/nats/nkey/user.nk' })).toThrow('set NATS_CREDS or NATS_NKEY, not both');
+    const result = await template({ nats: { credsSecret: 'reviews-nats-creds', nkeySecret: 'reviews-nats-nkey' } });
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('nats.credsSecret and nats.nkeySecret: set one, not both: a creds file carries its own NKey seed');
   });
 
   it('refuses a client certificate without its key in nats.tls', async () => {

@@ -482,6 +482,18 @@ describe('value sets', () => {
     }
   });
 
+  it('NATS identity by NKey: the seed file reaches every pod and the seed Job, mounted read-only from its Secret', () => {
+    const objects = set('ci/nats-nkey-values.yaml');
+    expect(podSpecs(objects).map(({ owner }) => owner.kind).sort()).toEqual(['Deployment', 'Deployment', 'Deployment', 'Job']);
+    for (const { owner, pod } of podSpecs(objects)) {
+      const where = `${owner.kind}/${owner.metadata.name}`;
+      const [container] = pod.spec.containers;
+      expect({ where, env: container.env }).toEqual({ where, env: expect.arrayContaining([{ name: 'NATS_NKEY', value: '/etc/nats/nkey/user.nk' }]) });
+      expect({ where, mounts: container.volumeMounts }).toEqual({ where, mounts: expect.arrayContaining([{ name: 'nats-nkey', mountPath: '/etc/nats/nkey', readOnly: true }]) });
+      expect({ where, volumes: pod.spec.volumes }).toEqual({ where, volumes: expect.arrayContaining([{ name: 'nats-nkey', secret: { secretName: 'reviews-nats-nkey' } }]) });
+    }
+  });
+
   it('takes NATS_URL, credentials and all, from an existing Secret instead of the ConfigMap', async () => {
     const result = await helm(helmBin, ['template', 't', chartDir, '--set', 'baseUrl=https://reviews.example.com', '--set', 'nats.existingSecret=reviews-nats']);
     const objects = parseManifests(result.stdout, 'nats.existingSecret');

@@ -92,15 +92,19 @@ nothing when the URL comes from nats.url through the ConfigMap. Usage: include "
 {{- end -}}
 
 {{/*
-The files nats.credsSecret and nats.tls.existingSecret hold, as the services read them: environment
-(NATS_CREDS, NATS_CERT, NATS_KEY, NATS_CA), volume mounts and volumes, for every pod and the seed
-Job. Each whole Secret is mounted, so a key it lacks stops the process at start naming the variable
+The files nats.credsSecret, nats.nkeySecret and nats.tls.existingSecret hold, as the services read
+them: environment (NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA), volume mounts and volumes,
+for every pod and the seed Job. Each whole Secret is mounted, so a key it lacks stops the process at start naming the variable
 and the missing file, in the pod's log. Usage: include "public-reviews.natsFilesEnv" $root
 */}}
 {{- define "public-reviews.natsFilesEnv" -}}
 {{- with .Values.nats.credsSecret }}
 - name: NATS_CREDS
   value: {{ printf "/etc/nats/creds/%s" $.Values.nats.credsSecretKey | quote }}
+{{- end }}
+{{- with .Values.nats.nkeySecret }}
+- name: NATS_NKEY
+  value: {{ printf "/etc/nats/nkey/%s" $.Values.nats.nkeySecretKey | quote }}
 {{- end }}
 {{- with .Values.nats.tls }}
 {{- if .existingSecret }}
@@ -126,6 +130,11 @@ and the missing file, in the pod's log. Usage: include "public-reviews.natsFiles
   mountPath: /etc/nats/creds
   readOnly: true
 {{- end }}
+{{- if .Values.nats.nkeySecret }}
+- name: nats-nkey
+  mountPath: /etc/nats/nkey
+  readOnly: true
+{{- end }}
 {{- if .Values.nats.tls.existingSecret }}
 - name: nats-tls
   mountPath: /etc/nats/tls
@@ -136,6 +145,11 @@ and the missing file, in the pod's log. Usage: include "public-reviews.natsFiles
 {{- define "public-reviews.natsFilesVolumes" -}}
 {{- with .Values.nats.credsSecret }}
 - name: nats-creds
+  secret:
+    secretName: {{ . | quote }}
+{{- end }}
+{{- with .Values.nats.nkeySecret }}
+- name: nats-nkey
   secret:
     secretName: {{ . | quote }}
 {{- end }}
@@ -233,6 +247,9 @@ nats.existingSecret is not known here. */ -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- if and .Values.nats.credsSecret .Values.nats.nkeySecret -}}
+{{- fail "nats.credsSecret and nats.nkeySecret: set one, not both: a creds file carries its own NKey seed (the services refuse NATS_NKEY with NATS_CREDS)" -}}
+{{- end -}}
 {{- $t := .Values.nats.tls -}}
 {{- if and $t.existingSecret (ne (empty $t.certKey) (empty $t.keyKey)) -}}
 {{- fail "nats.tls.certKey and nats.tls.keyKey name a client certificate and its key: set both, or empty both for a CA alone" -}}
@@ -271,16 +288,16 @@ nats.existingSecret is not known here. */ -}}
 
 {{/* extraVolumes must not reuse the chart's volume names; extraVolumeMounts must name a volume the pod has, at a path the chart does not mount. */}}
 {{- define "public-reviews.validateExtraVolumes" -}}
-{{- $own := list "tmp" "data" "nats-creds" "nats-tls" -}}
+{{- $own := list "tmp" "data" "nats-creds" "nats-nkey" "nats-tls" -}}
 {{- $names := $own -}}
 {{- range .cfg.extraVolumes -}}
 {{- if has .name $own -}}
-{{- fail (printf "%s.extraVolumes: the name %q is taken by the chart's own volumes (tmp, data, nats-creds, nats-tls); choose another" $.path .name) -}}
+{{- fail (printf "%s.extraVolumes: the name %q is taken by the chart's own volumes (%s); choose another" $.path .name (join ", " $own)) -}}
 {{- end -}}
 {{- $names = append $names .name -}}
 {{- end -}}
 {{- range .cfg.extraVolumeMounts -}}
-{{- if has .mountPath (list "/tmp" "/app/.data" "/etc/nats/creds" "/etc/nats/tls") -}}
+{{- if has .mountPath (list "/tmp" "/app/.data" "/etc/nats/creds" "/etc/nats/nkey" "/etc/nats/tls") -}}
 {{- fail (printf "%s.extraVolumeMounts: %s is already mounted by the chart" $.path .mountPath) -}}
 {{- end -}}
 {{- if not (has .name $names) -}}
