@@ -2,10 +2,11 @@
 // every path, image target, workload and npm script it names must exist in the repository.
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { chartDir, COMPONENTS, ensureHelm, npmScripts, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
+import { chartDir, COMPONENTS, ensureHelm, helm, npmScripts, parseManifests, renderChart, repoRoot, type K8sObject } from './support/chart.js';
 
 const TILTFILE = join(repoRoot, 'Tiltfile');
 const text = readFileSync(TILTFILE, 'utf8');
@@ -73,5 +74,38 @@ describe('Tiltfile', () => {
       const configured = [...[...text.matchAll(/k8s_resource\(\s*'([^']+)'/g)].map((m) => m[1] ?? ''), ...services.map((c) => `${release}-${c}`)];
       expect(configured.filter((name) => !workloads.has(name))).toEqual([]);
     });
+  });
+});
+
+// Tilt's helm() runs `helm template` without --kube-version, which renders for the Kubernetes version of
+// the client libraries Helm 3.x was built with, 1.(x+15), and fails on a chart whose kubeVersion that
+// misses. deploy.md asked for Helm 3 alone, and Helm before 3.15 refused the chart.
+describe('the Helm on the PATH for Tilt', () => {
+  const kubeMinorOfHelm3 = (helmMinor: number): number => helmMinor + 15;
+
+  it('is named in deploy.md as the first Helm 3 whose default Kubernetes version the chart takes', () => {
+    const [, major, minor] = /Helm (\d+)\.(\d+) or later\s+on the PATH/.exec(readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8')) ?? [];
+    const chartKubeMinor = Number(/^kubeVersion: ">=1\.(\d+)\./m.exec(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8'))?.[1]);
+    expect(major).toBe('3');
+    expect(kubeMinorOfHelm3(Number(minor))).toBe(chartKubeMinor);
+  });
+
+  it('renders for Kubernetes 1.(x+15) as Helm 3.x, as the pinned Helm deploy.md offers does, and renders the chart as Tilt does', async () => {
+    const helmBin = await ensureHelm();
+    const version = (await helm(helmBin, ['version', '--template', '{{.Version}}'])).stdout;
+    expect(readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8')).toContain(`pinned Helm ${version} that \`scripts/ensure-helm.sh\` fetches`);
+    const helmMinor = Number(/^v3\.(\d+)\./.exec(version)?.[1]);
+    const probe = mkdtempSync(join(tmpdir(), 'helm-kube-version-'));
+    try {
+      mkdirSync(join(probe, 'templates'));
+      writeFileSync(join(probe, 'Chart.yaml'), 'apiVersion: v2\nname: probe\nversion: 0.1.0\n');
+      writeFileSync(join(probe, 'templates/kube.yaml'), 'kubeMinor: "{{ .Capabilities.KubeVersion.Minor }}"\n');
+      const rendered = (await helm(helmBin, ['template', 'probe', probe])).stdout;
+      expect(Number(/kubeMinor: "(\d+)"/.exec(rendered)?.[1])).toBe(kubeMinorOfHelm3(helmMinor));
+    } finally {
+      rmSync(probe, { recursive: true, force: true });
+    }
+    const tilt = await helm(helmBin, ['template', literal('RELEASE'), chartDir, '-f', join(chartDir, 'values-dev.yaml')]);
+    expect(tilt.stderr).toBe('');
   });
 });
