@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { READ_ENDPOINTS, send, startStandalone, type RawResponse, type Standalone } from './harness.js';
@@ -429,5 +430,29 @@ describe('OPTIONS * (RFC 9110 §9.3.7)', () => {
     });
     expect(res.statusCode).toBe(204);
     expect(res.headers['allow']).toBe('GET, HEAD, OPTIONS, POST');
+  });
+});
+
+// The HTTP-semantics audit: the 501 went out ahead of the answers owed to the requests before it, and node:http
+// leaves such a connection unwatched: a client's reset was an uncaught error that ended the process.
+describe('CONNECT (RFC 9110 §9.3.6), which an origin server does not implement', () => {
+  it('is answered 501 after the requests pipelined before it, and a client resetting the connection then leaves the service serving', async () => {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname, () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\nCONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n'));
+    socket.on('error', () => undefined);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no 501 within 5 s: ${answer}`)), 5_000);
+      socket.on('data', () => {
+        if (!answer.includes('"not_implemented"')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    socket.resetAndDestroy();
+    expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 501']);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await get('/healthz')).status).toBe(200);
   });
 });

@@ -225,7 +225,9 @@ export async function startHttpService(options: HttpServiceOptions): Promise<Htt
     stopAcceptingAndEndConnections(server, connections, deadline);
     const timer = setTimeout(() => {
       logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing connections');
-      server.closeAllConnections();
+      // Every connection the server accepted, which its 'close' waits for: closeAllConnections() ends
+      // only those node:http still tracks, and it lets go of one that sent CONNECT.
+      for (const socket of connections) socket.destroy();
     }, options.shutdownTimeoutMs);
     await closed;
     clearTimeout(timer);

@@ -697,3 +697,54 @@ describe('createHttpServer: a request asking to switch protocols, which no one h
     }
   });
 });
+
+// The HTTP-semantics audit: node:http hands a CONNECT's connection over as a tunnel's, and the 501 went out at once,
+// ahead of the answers owed to the requests before it; the connection then stayed open for good (31 → 41 open fds
+// after ten of them), and graceful shutdown waited on it forever.
+describe('createHttpServer: CONNECT, which an origin server does not implement (RFC 9110 §9.3.6)', () => {
+  const connect_ = 'CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n';
+  const openConnections = () => new Promise<number>((resolve, reject) => server!.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+
+  it('answers 501 after the requests pipelined before it, in order, then closes the connection', async () => {
+    const port = await listen(echo);
+    const responses = await rawExchange(port, `GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n${connect_}`);
+    expect(responses.map(({ status, body }) => [status, status === 501 ? (JSON.parse(body) as { error: string }).error : body])).toEqual([
+      [200, 'ok'],
+      [200, 'ok'],
+      [501, 'not_implemented'],
+    ]);
+    expect(seen).toEqual(['/a', '/b']);
+    await waitFor(async () => (await openConnections()) === 0, 3_000, 'the server to close the connection');
+  });
+
+  it('answers 501 after an answer it is still computing, then closes the connection', async () => {
+    const { port, release } = await listenHolding();
+    const connected = new Promise((resolve) => server!.once('connect', resolve));
+    const client = openClient(port, `GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${connect_}`);
+    try {
+      await connected;
+      release();
+      await waitFor(client.closed, 5_000, 'the server to close the connection');
+      expect(parseResponses(client.written()).map(({ status }) => status)).toEqual([200, 501]);
+      await waitFor(async () => (await openConnections()) === 0, 3_000, 'the server side of the connection to close');
+    } finally {
+      client.socket.destroy();
+    }
+  });
+
+  // node:http stops timing such a connection out: one whose client reads none of an answer ahead of the CONNECT stayed open for good.
+  it('closes the connection once nothing moved for the stalled-connection timeout, while an answer ahead of it is unread', async () => {
+    const body = Buffer.alloc(64 * 1024 * 1024, 'x');
+    const port = await listen((_req, res) => res.end(body), { stalledConnectionTimeoutMs: 300 });
+    const connected = new Promise((resolve) => server!.once('connect', resolve));
+    const client = connect(port, '127.0.0.1', () => client.write(`GET /big HTTP/1.1\r\nHost: x\r\n\r\n${connect_}`));
+    client.pause();
+    client.on('error', () => undefined);
+    try {
+      await connected;
+      await waitFor(async () => (await openConnections()) === 0, 5_000, 'the server to close the stalled connection');
+    } finally {
+      client.destroy();
+    }
+  });
+});

@@ -453,6 +453,27 @@ describe('startHttpService', () => {
     service = null;
   });
 
+  // The HTTP-semantics audit: node:http lets go of a connection that sent CONNECT, so closeAllConnections() missed it
+  // and shutdown waited for it forever, after logging that it was closing connections.
+  it('cuts a connection that sent CONNECT behind a request still in flight once SHUTDOWN_TIMEOUT_MS has passed', async () => {
+    const hang: RequestHandler = () => undefined;
+    const { service: s } = await start(hang, () => ready, 100);
+    const connected = new Promise((resolve) => s.server.once('connect', resolve));
+    const client = connect(Number(new URL(s.url).port), '127.0.0.1', () => client.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\nCONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n'));
+    client.on('error', () => undefined);
+    const closed = new Promise((resolve) => client.once('close', resolve));
+    try {
+      await connected;
+      const began = Date.now();
+      await s.shutdown('test');
+      service = null;
+      expect(Date.now() - began).toBeLessThan(2_000);
+      await closed;
+    } finally {
+      client.destroy();
+    }
+  }, 10_000);
+
   it('/readyz answers 503 shutting_down once shutdown has begun, even with a dataset loaded', async () => {
     const server = createHttpServer(withProbes(hello, () => ready, () => true));
     const res = await request(server).get('/readyz');

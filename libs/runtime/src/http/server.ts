@@ -405,11 +405,27 @@ export function createHttpServer(
     if (expectations(req).length === 0) inTurn(req, res);
     else refuse(req, res, 417, 'expectation_failed', EXPECTATION_FAILED_MESSAGE);
   });
-  // Without a listener node:http drops a CONNECT request's socket without a word.
+  // Without a listener node:http drops a CONNECT request's socket without a word. With one, it hands the
+  // connection over as a tunnel's: no longer read, timed out, watched for errors or counted among the
+  // connections closeAllConnections() ends. Answered at once, the 501 went out ahead of the answers owed
+  // to the requests before it (RFC 9112 §9.3.2), and the connection stayed open for good, holding up
+  // graceful shutdown (the HTTP-semantics audit). So it is answered in its turn, then closed within a second.
   server.on('connect', (_req, socket: Duplex) => {
-    if (!socket.writable) return;
-    observeUnparsed?.(NOT_A_PROXY[0]);
-    socket.end(rawErrorResponse(NOT_A_PROXY));
+    // Unwatched, a client's reset is an uncaught error, which ends the process.
+    socket.on('error', () => socket.destroy());
+    // The stalled-connection timeout, for an answer ahead of it that the client does not read.
+    socket.on('timeout', () => socket.destroy());
+    whenAnswered(
+      socket,
+      () => {
+        // Already closing: an answer ahead of it was the connection's last.
+        if (!socket.writable) return;
+        observeUnparsed?.(NOT_A_PROXY[0]);
+        socket.write(rawErrorResponse(NOT_A_PROXY));
+        closeUnread(socket);
+      },
+      true,
+    );
   });
   return server;
 }
