@@ -319,6 +319,32 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     expect(raw.endsWith('\r\n\r\n')).toBe(true);
   });
 
+  // The HTTP-semantics audit: a HEAD whose header section never ended got a 408 with the 76-byte envelope, as
+  // ERR_HTTP_REQUEST_TIMEOUT carries no bytes to tell a HEAD by, and node:http's parser keeps what it read of it.
+  it.each(['HEAD', 'GET'])('answers a %s whose header section does not arrive in time with a 408 and no content: nothing tells its method yet', async (method) => {
+    const port = await listen(echo);
+    server!.headersTimeout = 1_000;
+    const responses = await rawExchange(port, `${method} /x HTTP/1.1\r\nHost: x\r\n`);
+    expect(responses.map(({ status, headers, body }) => [status, headers['content-length'], headers['content-type'], body])).toEqual([[408, '0', undefined, '']]);
+    expect(seen).toEqual([]);
+  });
+
+  it('answers a HEAD whose body does not arrive in time with the 408 header section and no body (RFC 9110 §9.3.2)', async () => {
+    const { port, parsed } = await listenHolding();
+    server!.headersTimeout = 500;
+    server!.requestTimeout = 1_000;
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('HEAD /x HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc'));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+      socket.on('error', reject);
+      socket.on('end', () => resolve(data));
+    });
+    expect(parsed()).toBe(1);
+    expect(raw).toMatch(/^HTTP\/1.1 408 [^]*\r\nContent-Type: application\/json\r\nContent-Length: \d+\r\n/);
+    expect(raw.endsWith('\r\n\r\n')).toBe(true);
+  });
+
   it('still serves a chunked request body and keeps the connection', async () => {
     const port = await listen(echo);
     const responses = await rawExchange(port, 'GET /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');

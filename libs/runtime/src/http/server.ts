@@ -70,18 +70,20 @@ function clientErrorFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): 
 /**
  * A response written on the raw socket, for requests node:http refuses before there is a response
  * object: the same JSON envelope, Date and CORS headers as every other error (RFC 9110 §6.6.1). A
- * HEAD request gets the same header section without the body (RFC 9110 §9.3.2).
+ * HEAD request gets the same header section without the body (RFC 9110 §9.3.2). A request not known
+ * to be a HEAD or not (`head` undefined) gets no content at all, as it may be one.
  */
-function rawErrorResponse([status, reason, code, message]: ClientError, packet?: Buffer): string {
-  const body = JSON.stringify({ error: code, message });
+function rawErrorResponse([status, reason, code, message]: ClientError, head: boolean | undefined): string {
+  const body = head === undefined ? '' : JSON.stringify({ error: code, message });
   const cors = CORS_HEADERS.map((part, i) => (i % 2 === 0 ? `${part}: ` : `${part}\r\n`)).join('');
-  const head = `HTTP/1.1 ${status} ${reason}\r\nDate: ${new Date().toUTCString()}\r\n${cors}Cache-Control: no-store\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
-  return isHeadRequest(packet) ? head : head + body;
+  const type = body === '' ? '' : 'Content-Type: application/json\r\n';
+  const header = `HTTP/1.1 ${status} ${reason}\r\nDate: ${new Date().toUTCString()}\r\n${cors}Cache-Control: no-store\r\n${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  return head === true ? header : header + body;
 }
 
-/** Whether the bytes node:http refused start a HEAD request. */
-function isHeadRequest(packet: Buffer | undefined): boolean {
-  return packet !== undefined && packet.toString('latin1', 0, 5) === 'HEAD ';
+/** Whether the bytes node:http refused start a HEAD request; undefined without them. */
+function isHeadRequest(packet: Buffer | undefined): boolean | undefined {
+  return packet === undefined ? undefined : packet.toString('latin1', 0, 5) === 'HEAD ';
 }
 
 const EXPECTATION_FAILED_MESSAGE = 'Only "Expect: 100-continue" is understood.';
@@ -380,9 +382,11 @@ export function createHttpServer(
     const refusal = clientErrorFor(error);
     observeUnparsed?.(refusal[0]);
     // The request in flight is the refused one (its body malformed, or too slow to arrive): the refusal
-    // is its answer, unless it has begun another.
+    // is its answer, unless it has begun another. Without one, the refused request is the one whose bytes
+    // node:http passes, or, timed out before its header section was complete, one whose method nothing
+    // tells: node:http's parser keeps the bytes it has read of it, out of reach.
     if (inFlight?.headersSent === true) socket.destroy();
-    else socket.end(rawErrorResponse(refusal, error.rawPacket));
+    else socket.end(rawErrorResponse(refusal, inFlight ? inFlight.req.method === 'HEAD' : isHeadRequest(error.rawPacket)));
   });
   // node:http takes 100-continue anywhere in the field (`100-continue, foo`, `foo 100-continue`) and
   // sends the 100 before any handler runs.
@@ -421,7 +425,7 @@ export function createHttpServer(
         // Already closing: an answer ahead of it was the connection's last.
         if (!socket.writable) return;
         observeUnparsed?.(NOT_A_PROXY[0]);
-        socket.write(rawErrorResponse(NOT_A_PROXY));
+        socket.write(rawErrorResponse(NOT_A_PROXY, false));
         closeUnread(socket);
       },
       true,
