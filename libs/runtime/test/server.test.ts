@@ -159,6 +159,8 @@ describe('createHttpServer: what node:http lets through or refuses bare (RFC 911
     ['HTTP/2.0 on a text connection', 'GET /x HTTP/2.0\r\nHost: x\r\n\r\n'],
     ['a request line without a version (HTTP/0.9)', 'GET /x\r\nHost: x\r\n\r\n'],
     ['HTTP/1.2', 'GET /x HTTP/1.2\r\nHost: x\r\n\r\n'],
+    // The HTTP-semantics audit: it got a 400 "could not be parsed".
+    ['the connection preface of an HTTP/2 client with prior knowledge (h2c)', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00'],
   ])('answers %s with one 505 envelope, never serving it', async (_case, raw) => {
     const port = await listen(echo);
     expect(statuses(await rawExchange(port, raw))).toEqual([[505, 'http_version_not_supported']]);

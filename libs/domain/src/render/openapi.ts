@@ -95,7 +95,7 @@ const RESPONSES: Record<string, Json> = {
   ExpectationFailed: { description: 'Expectation Failed: an `Expect` other than `100-continue`.', headers: NO_STORE, content: JSON_ERROR },
   HeadersTooLarge: { description: `Request Header Fields Too Large: the header block exceeds ${kib(MAX_HEADER_BYTES)}.`, headers: NO_STORE, content: JSON_ERROR },
   TransferCodingNotImplemented: { description: 'Not Implemented: a `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1).', headers: NO_STORE, content: JSON_ERROR },
-  HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1.', headers: NO_STORE, content: JSON_ERROR },
+  HttpVersionNotSupported: { description: 'HTTP Version Not Supported: a request line with an HTTP version other than 1.0 and 1.1, such as the `PRI * HTTP/2.0` preface of an HTTP/2 client with prior knowledge (h2c, RFC 9113 §3.3): HTTP/2 is not served over a plain connection.', headers: NO_STORE, content: JSON_ERROR },
   Preflight: {
     description: 'No Content: a CORS preflight or `OPTIONS` request; `Allow` and `Access-Control-Allow-Methods` list the methods the path supports.',
     headers: {

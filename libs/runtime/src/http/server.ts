@@ -16,6 +16,9 @@ const CLIENT_ERRORS: Record<string, ClientError> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers exceed 16 KiB.'],
   HPE_INVALID_METHOD: [501, 'Not Implemented', 'not_implemented', 'The request method is not one this server implements.'],
   HPE_INVALID_VERSION: [505, 'HTTP Version Not Supported', 'http_version_not_supported', VERSION_NOT_SERVED_MESSAGE],
+  // The connection preface of an HTTP/2 client with prior knowledge (h2c, RFC 9113 §3.3): HTTP/2.0 over a plain
+  // connection like any other such request line, which llhttp stops at as a protocol it does not parse.
+  HPE_PAUSED_H2_UPGRADE: [505, 'HTTP Version Not Supported', 'http_version_not_supported', VERSION_NOT_SERVED_MESSAGE],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request took too long to arrive.'],
   default: [400, 'Bad Request', 'bad_request', 'The request could not be parsed.'],
 };
