@@ -119,6 +119,34 @@ describe('the refusals before routing, on every operation', () => {
   }, 60_000);
 });
 
+/** A request whose headers never end, on its own connection: the status and body the server answers once it stops waiting. */
+function headersNeverEnding(url: string, request: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(answer.slice(9, 12)), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+    socket.setTimeout(20_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(request.slice(0, 40))}`)));
+  });
+}
+
+// The HTTP-semantics audit: the server answers 408 on any path, and no operation listed it.
+describe('the request timeout before routing, on every operation', () => {
+  it('headers that stop arriving get a 408 the operation declares, with no content', async () => {
+    const operations = Object.entries(paths).flatMap(([template, item]) => METHODS.map((m) => m.toLowerCase()).filter((method) => item[method] !== undefined).map((method) => ({ template, method })));
+    // Together: each waits out the server's 10 s for the headers.
+    const answers = await Promise.all(operations.map(async ({ template, method }) => ({ template, method, ...(await headersNeverEnding(server.baseUrl, `${method.toUpperCase()} ${concrete(template)} HTTP/1.1\r\nHost: x\r\n`)) })));
+    for (const { template, method, status, body } of answers) {
+      const declared = paths[template]?.[method]?.responses[String(status)] !== undefined;
+      expect({ method, template, status, declared, body }).toEqual({ method, template, status: 408, declared: true, body: '' });
+    }
+    expect(answers.length).toBeGreaterThan(30);
+  }, 30_000);
+});
+
 describe('the hub form schema accepts a subscription exactly when the hub does', () => {
   /** ASCII secrets only: JSON Schema counts characters, the hub bytes (the schema's description says so). */
   it.each([

@@ -45,7 +45,7 @@ const INFO_DESCRIPTION = [
   "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding; a since result's from `/reviews.json`'s and its date, as it is cut from that document's bytes, so it changes whenever that document does) and `Last-Modified` (the publish time of the dataset version in which that representation's bytes last changed; for search and since results, in which `/reviews.json` or `/insights.json`, which they are computed from, last changed: it may move while a result's bytes stay the same, and its `ETag` then still matches; never before the replica started, since a new release may render the same dataset differently; replicas may therefore date what they loaded at start differently). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent (a date in a second two dataset versions share gets `200`: it cannot tell them apart); an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   "- **Byte ranges.** Every GET representation carries `Accept-Ranges: bytes`. A `Range` of one range (`bytes=first-last`, `bytes=first-` or `bytes=-suffix`), counted in the bytes of the content-coding the request negotiated, gets `206` with `Content-Range` and the 200's validators; one that starts past the end gets `416` with `Content-Range: bytes */length`. Ranges that overlap or touch are joined into one; ranges with a gap between them, another unit or an invalid range are ignored (`200` with the whole representation, which RFC 9110 §14.2 allows), and so is `Range` on HEAD. `If-Range` resumes only while the strong `ETag` it names is current; a date there never matches, since `Last-Modified` is not a strong validator here (see above), so the whole representation is sent. Preconditions come first (`412`, `304`).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
-  '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope; the operations below list those a client can meet.',
+  '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `408` (its headers took over 10 s to arrive, or the whole request over 30 s; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope but for a `408` to a request whose headers had not all arrived, which has no content (its method is not known, and an answer to HEAD has none); the operations below list those a client can meet.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link`, `Mcp-Session-Id`, `Retry-After`, `Allow`, `Accept-Ranges` and `Content-Range`.',
 ].join('\n');
@@ -89,6 +89,12 @@ const RESPONSES: Record<string, Json> = {
     headers: NO_STORE,
     description:
       'Bad Request before any routing: a request target that is neither a path nor an absolute http(s) URI with a plain `host[:port]`, holds a fragment, a character every client percent-encodes (controls, space, `"`, `<`, `>`; in the path also `\\`, `^`, `` ` ``, `{`, `}`) or a `%` without two hex digits, has a query whose escapes do not decode to UTF-8 (`issues` names the parameter), or a missing, repeated or invalid `Host` (RFC 9112 §3.2).',
+    content: JSON_ERROR,
+  },
+  RequestTimeout: {
+    description:
+      "Request Timeout: the request's headers did not all arrive within 10 s of its first byte, or the whole request within 30 s; the connection then closes. No content when its headers had not all arrived: its method is not known, and a HEAD's answer has none (RFC 9110 §9.3.2).",
+    headers: NO_STORE,
     content: JSON_ERROR,
   },
   UriTooLong: { description: `URI Too Long: the request target exceeds ${kib(MAX_REQUEST_TARGET_LENGTH)}.`, headers: NO_STORE, content: JSON_ERROR },
@@ -276,6 +282,7 @@ const GET_ONLY_STATUSES = new Set(['206', '416']);
 
 /** What the HTTP server answers on any path before routing (libs/runtime http/server.ts), besides a 400 for a malformed target. */
 const TARGET_ERRORS: Json = {
+  '408': ref.response('RequestTimeout'),
   '414': ref.response('UriTooLong'),
   '417': ref.response('ExpectationFailed'),
   '431': ref.response('HeadersTooLarge'),

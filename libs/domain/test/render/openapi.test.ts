@@ -103,15 +103,15 @@ describe('buildOpenApiDocument', () => {
     for (const [path, method] of SPEC_OPERATIONS) expect(paths[path]?.[method]).toBeDefined();
   });
 
-  it('documents 200, 206, 304, 400, 412, 416, 414, 417, 431, 501, 505 and 503 on every GET (no 404: an unknown path is no operation\'s), Range and If-Range beside the preconditions, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
+  it('documents 200, 206, 304, 400, 408, 412, 416, 414, 417, 431, 501, 505 and 503 on every GET (no 404: an unknown path is no operation\'s), Range and If-Range beside the preconditions, the parameter issues where it takes parameters, an OPTIONS preflight, and the hub on topics (on their 304 too)', () => {
     const { paths } = build();
     for (const [path, method] of SPEC_OPERATIONS.filter(([, m]) => m === 'get')) {
       const operation = paths[path]?.[method] as Operation;
       const takesParameters = [...(paths[path]?.parameters ?? []), ...(operation.parameters ?? [])].some((parameter) => parameter.in === 'query' || parameter.in === 'path');
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '412', '414', '416', '417', '431', '501', '503', '505']);
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '408', '412', '414', '416', '417', '431', '501', '503', '505']);
       expect(operation.parameters?.filter((parameter) => parameter.in === undefined)).toEqual(['IfNoneMatch', 'IfModifiedSince', 'IfMatch', 'IfUnmodifiedSince', 'Range', 'IfRange'].map((name) => ({ $ref: `#/components/parameters/${name}` })));
       expect(operation.responses['400']).toMatchObject({ $ref: takesParameters ? '#/components/responses/BadRequest' : '#/components/responses/BadRequestTarget' });
-      expect(Object.keys((paths[path]?.options as Operation).responses).sort()).toEqual(['204', '400', '414', '417', '431', '501', '505']);
+      expect(Object.keys((paths[path]?.options as Operation).responses).sort()).toEqual(['204', '400', '408', '414', '417', '431', '501', '505']);
     }
     for (const [path, topic] of [['/reviews.json', URLS.reviews], ['/api/feed.json', URLS.feedJson], ['/feed.xml', URLS.feedAtom]] as const) {
       for (const status of ['200', '206', '304']) {
@@ -123,8 +123,8 @@ describe('buildOpenApiDocument', () => {
 
   it('documents what the probes answer: 200, 304 and 412 for preconditions, and the refusals before routing', () => {
     const { paths } = build();
-    expect(Object.keys((paths['/healthz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '412', '414', '417', '431', '501', '505']);
-    expect(Object.keys((paths['/readyz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '412', '414', '417', '431', '501', '503', '505']);
+    expect(Object.keys((paths['/healthz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '408', '412', '414', '417', '431', '501', '505']);
+    expect(Object.keys((paths['/readyz']?.get as Operation).responses).sort()).toEqual(['200', '304', '400', '408', '412', '414', '417', '431', '501', '503', '505']);
   });
 
   it('takes the search parameters, bounds and default from searchParamsShape', () => {
