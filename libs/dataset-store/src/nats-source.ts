@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
-import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
+import type { NatsConnection, QueuedIterator, Status } from '@nats-io/transport-node';
 import { contextFromTraceparent, displayedServers, Gauge, registeredOnce, SpanKind, withSpan, type Logger, type NatsAccess, type Registry, wakeablePause } from '@reviews/runtime';
 import { versionOfSha256 } from '@reviews/domain';
 import { connectServiceNats } from './nats-connect.js';
@@ -46,6 +46,13 @@ const FETCH_STALL_MS = 30_000;
 
 type Deferred = { promise: Promise<void>; resolve: () => void };
 
+/** A lost connection: the server it was lost from, attempts to reconnect, and why the server refused the last it refused (`Authorization Violation`). */
+interface Outage {
+  readonly server: string;
+  attempts: number;
+  refusal: string | null;
+}
+
 /**
  * Follows `dataset-pointer/current` (docs/adr/0002-nats-dataset-store.md): delivers the current
  * dataset at start, then every pointer move, in order. Integrity failures are refused with a log
@@ -58,6 +65,10 @@ export class NatsDatasetSource implements DatasetSource {
   private closed = false;
   private connected = false;
   private detail = 'not started';
+  /** Since the connection was lost, null while connected. */
+  private outage: Outage | null = null;
+  /** Whether the pointer was read and found empty: nothing was ever published to this NATS. */
+  private nothingPublished = false;
   private lastRefusal: SourceRefusal | null = null;
   /** The pointer revision last handled (delivered or refused), and what it held (isNews). */
   private handledRevision = 0;
@@ -92,7 +103,9 @@ export class NatsDatasetSource implements DatasetSource {
   }
 
   health(): SourceHealth {
-    return { connected: this.connected, detail: this.detail, ...(this.lastRefusal ? { lastRefusal: this.lastRefusal } : {}) };
+    // A pod with no dataset says why, as the runbook of ReviewsNoDataset has the on-call read it.
+    const detail = this.connected && this.nothingPublished ? `${this.detail}; no dataset has been published to it yet (npm run dataset:publish, or the chart's seed Job)` : this.detail;
+    return { connected: this.connected, detail, ...(this.lastRefusal ? { lastRefusal: this.lastRefusal } : {}) };
   }
 
   async close(): Promise<void> {
@@ -123,6 +136,7 @@ export class NatsDatasetSource implements DatasetSource {
         }
         // Read the pointer first: subscribe() resolves once the current dataset (or its absence) is handled.
         const entry = await buckets.pointers.get(POINTER_KEY);
+        this.nothingPublished = entry === null;
         if (entry === null) this.latestEntry = null;
         else await this.enqueue(buckets, entry, onDataset);
         initial.resolve();
@@ -210,18 +224,44 @@ export class NatsDatasetSource implements DatasetSource {
     return found === pointerIdentity(this.latestEntry) ? null : found;
   }
 
-  /** Track the connection; after a reconnect restart the watch so a move made while away is picked up. */
+  /**
+   * Track the connection; after a reconnect restart the watch so a move made while away is picked up.
+   * An attempt to reconnect that the server refuses (credentials changed or revoked) comes as an error,
+   * then a disconnect, every second: /readyz names the refusal and counts the attempts, and the log says
+   * the loss once and each new refusal once (an on-call drill read 34 bare "NATS disconnected" lines
+   * and no reason).
+   */
   private async followStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') {
-        this.setConnected(false, `disconnected from ${status.server}; reconnecting, serving the last dataset`);
-        this.options.logger.warn({ server: status.server }, 'NATS disconnected');
-      } else if (status.type === 'reconnect') {
+      if (status.type === 'reconnect') {
+        this.outage = null;
         this.setConnected(true, `connected to ${status.server}`);
         this.options.logger.info({ server: status.server }, 'NATS reconnected; re-reading the dataset pointer');
         this.watcher?.stop();
+      } else if (status.type === 'disconnect' && this.outage === null) {
+        this.outage = { server: status.server, attempts: 0, refusal: null };
+        this.options.logger.warn({ server: status.server }, 'NATS disconnected');
+        this.showOutage(this.outage);
+      } else if (this.outage !== null && this.outageChangedBy(status, this.outage)) {
+        this.showOutage(this.outage);
       }
     }
+  }
+
+  private outageChangedBy(status: Status, outage: Outage): boolean {
+    if (status.type === 'reconnecting') {
+      outage.attempts++;
+      return true;
+    }
+    if (status.type !== 'error' || status.error.message === outage.refusal) return false;
+    outage.refusal = status.error.message;
+    this.options.logger.warn({ err: status.error, attempt: outage.attempts }, 'NATS refused to reconnect; retrying');
+    return true;
+  }
+
+  private showOutage({ server, attempts, refusal }: Outage): void {
+    const tried = attempts === 0 ? '' : ` (attempt ${attempts}${refusal === null ? '' : `, the last refused: ${refusal}`})`;
+    this.setConnected(false, `disconnected from ${server}; reconnecting${tried}, serving the last dataset`);
   }
 
   /**
@@ -232,6 +272,7 @@ export class NatsDatasetSource implements DatasetSource {
    */
   private enqueue(buckets: DatasetBuckets, entry: KvEntry, onDataset: OnDataset): Promise<void> {
     this.latestEntry = entry;
+    this.nothingPublished = false;
     this.queue = this.queue
       .then(() => this.handle(buckets, entry, onDataset))
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'unexpected failure handling a dataset pointer'));

@@ -399,6 +399,52 @@ describe('NATS server credentials', () => {
   });
 });
 
+describe('NATS dataset source whose reconnects the server refuses', () => {
+  // An on-call drill: a pod whose credentials a restarted NATS no longer took said only "disconnected … reconnecting"
+  // in /readyz, and logged a bare "NATS disconnected" every second.
+  it('says why in /readyz and counts the attempts, logs the loss and the refusal once, and reconnects once allowed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nats-refused-'));
+    const config = join(dir, 'users.conf');
+    const allow = (password: string) => writeFile(config, `accounts { REVIEWS { jetstream: enabled, users: [ { user: reviews, password: "${password}" } ] } }\n`);
+    await allow('first');
+    const server = await startNatsServer(['-c', config]);
+    const url = server.url.replace('nats://', 'nats://reviews:first@');
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const metrics = createMetrics();
+    const source = new NatsDatasetSource({ nats: { servers: url }, replicas: 1, service: 'refused', logger, registry: metrics.registry });
+    const follower = await followSnapshots(source, { baseUrl: BASE_URL, logger: silent, metrics, service: 'refused' });
+    const messages = (msg: string) => lines.filter((line) => (JSON.parse(line) as { msg: string }).msg === msg);
+    try {
+      expect(follower.health().source.detail).toMatch(/no dataset has been published to it yet/);
+      const input = buildDataset({ reviews: 3, seed: 81 });
+      const publisher = await connectNats({ servers: url }, { name: 'publisher' });
+      await (await NatsDatasetStore.open(publisher, 1)).publish(input);
+      await publisher.close();
+      await eventually(() => follower.current()?.version === datasetVersion(input), { timeoutMs: 15_000 });
+      expect(follower.health().source.detail).not.toMatch(/published/);
+
+      await server.stop();
+      await allow('second');
+      await server.start();
+      await eventually(() => /reconnecting \(attempt ([3-9]|\d\d+), the last refused: Authorization Violation\)/i.test(follower.health().source.detail), { timeoutMs: 20_000 });
+      expect(follower.health()).toMatchObject({ ready: true, source: { connected: false } });
+      expect(messages('NATS disconnected')).toHaveLength(1);
+      expect(messages('NATS refused to reconnect; retrying')).toEqual([expect.stringMatching(/Authorization Violation/i)]);
+
+      await server.stop();
+      await allow('first');
+      await server.start();
+      await eventually(() => follower.health().source.connected, { timeoutMs: 15_000 });
+      expect(follower.health().source.detail).toMatch(/^connected to /);
+    } finally {
+      await follower.close();
+      await server.dispose();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('NATS dataset source when NATS is down at start', () => {
   it('does not crash, reports disconnected, and delivers once NATS comes up', async () => {
     const server = await startNatsServer();
