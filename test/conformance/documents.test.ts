@@ -183,6 +183,14 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
       .reduce<Json>((node, key) => node[key] as Json, doc);
   }
 
+  /** Every header the response documents as required is sent; an optional one (Content-Encoding, absent for the identity variant) may be missing. */
+  function expectRequiredHeaders(documented: Json, sent: Record<string, unknown>): void {
+    for (const [header, described] of Object.entries((documented['headers'] as Record<string, { required?: boolean }> | undefined) ?? {})) {
+      if (described.required === false) continue;
+      expect([header, sent[header.toLowerCase()]]).toEqual([header, expect.any(String)]);
+    }
+  }
+
   it.each([
     ['/reviews.json', '/reviews.json', 200],
     ['/insights.json', '/insights.json', 200],
@@ -199,11 +207,7 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
     const documented = responseOf(template, 'get', status);
     const content = documented['content'] as Record<string, Json>;
     expect(Object.keys(content)).toEqual([res.headers['content-type']]);
-    for (const [header, described] of Object.entries((documented['headers'] as Record<string, { required?: boolean }> | undefined) ?? {})) {
-      // An optional header (Content-Encoding, absent for the identity variant this request gets) may be missing.
-      if (described.required === false) continue;
-      expect([header, res.headers[header.toLowerCase()]]).toEqual([header, expect.any(String)]);
-    }
+    expectRequiredHeaders(documented, res.headers);
     if (res.headers['content-type'] === 'application/json') {
       const schema = content['application/json']?.['schema'] as Json;
       const validate = ajv.compile(typeof schema['$ref'] === 'string' ? { $ref: `openapi.json${schema['$ref']}` } : schema);
@@ -242,11 +246,15 @@ describe('GET /.well-known/openapi.json is an OpenAPI 3.1.0 description that mat
       [406, send('POST', mcp, { ...headers, Accept: 'text/html' }, init)],
       [413, send('POST', mcp, headers, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping', params: { pad: 'x'.repeat(70_000) } }))],
       [415, send('POST', mcp, { ...headers, 'Content-Type': 'text/plain' }, init)],
+      // An OpenAPI audit: both lacked a header documented as required (Vary before routing, Accept-Encoding on a media-type 415).
+      [400, send('POST', `${mcp}?x=%ZZ`, headers, init)],
+      [415, send('POST', mcp, { ...session, 'Content-Type': 'application/json; charset=latin1' }, JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }))],
     ];
     for (const [status, pending] of cases) {
       const res = await pending;
       expect([status, res.status]).toEqual([status, status]);
       const documented = responseOf('/mcp', 'post', status);
+      expectRequiredHeaders(documented, res.headers);
       const content = documented['content'] as Record<string, Json> | undefined;
       if (content === undefined) {
         expect(res.body.length).toBe(0);

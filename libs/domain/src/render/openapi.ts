@@ -6,6 +6,9 @@ import { FEED_SIZE, JsonFeed } from './json-feed.js';
 import { componentRef, componentSchemas, parametersFrom, type JsonSchema, type ParameterObject } from './openapi-schemas.js';
 import { JsonRpcRequest, JsonRpcResponse, McpRequestBody, McpResponseBody, webSubHubRequest } from './wire-schemas.js';
 
+/** An `Mcp-Session-Id` as the gateway mints it: visible ASCII (MCP 2025-06-18 basic/transports). */
+const SESSION_ID_SCHEMA = { type: 'string', pattern: '^[\\x21-\\x7E]+$' };
+
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -45,7 +48,7 @@ const INFO_DESCRIPTION = [
   "- **Conditional requests.** Every GET representation carries a strong `ETag` derived from its bytes (one per content-coding; a since result's from `/reviews.json`'s and its date, as it is cut from that document's bytes, so it changes whenever that document does) and `Last-Modified` (the publish time of the dataset version in which that representation's bytes last changed; for search and since results, in which `/reviews.json` or `/insights.json`, which they are computed from, last changed: it may move while a result's bytes stay the same, and its `ETag` then still matches; never before the replica started, since a new release may render the same dataset differently; replicas may therefore date what they loaded at start differently). A matching `If-None-Match` (weak comparison, lists and `*` accepted) gives `304` with an empty body, carrying `ETag`, `Vary` and `Cache-Control` but no `Last-Modified` (RFC 9110 §15.4.5); `If-Modified-Since` is honoured only when no `If-None-Match` is sent (a date in a second two dataset versions share gets `200`: it cannot tell them apart); an `If-Match` (strong comparison) or `If-Unmodified-Since` that does not hold gives `412`, evaluated first (RFC 9110 §13.2.2).",
   "- **Byte ranges.** Every GET representation carries `Accept-Ranges: bytes`. A `Range` of one range (`bytes=first-last`, `bytes=first-` or `bytes=-suffix`), counted in the bytes of the content-coding the request negotiated, gets `206` with `Content-Range` and the 200's validators; one that starts past the end gets `416` with `Content-Range: bytes */length`. Ranges that overlap or touch are joined into one; ranges with a gap between them, another unit or an invalid range are ignored (`200` with the whole representation, which RFC 9110 §14.2 allows), and so is `Range` on HEAD. `If-Range` resumes only while the strong `ETag` it names is current; a date there never matches, since `Last-Modified` is not a strong validator here (see above), so the whole representation is sent. Preconditions come first (`412`, `304`).",
   '- **Errors.** One JSON envelope everywhere on the REST side: `{ "error": "<code>", "message": "...", "issues": [...] }`, with `issues` on validation errors naming the offending parameter in `path`. Unknown paths get `404`, a wrong method `405` with `Allow`; bad input never gets a 5xx or an HTML page.',
-  '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; the connection then closes), `408` (its headers took over 10 s to arrive, or the whole request over 30 s; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope but for a `408` to a request whose headers had not all arrived, which has no content (its method is not known, and an answer to HEAD has none); the operations below list those a client can meet.',
+  '- **Before routing.** Any request may get `400` (a malformed request target, `Host` or `Transfer-Encoding`; after a malformed `Transfer-Encoding`, which leaves where the request ends unknown, the connection then closes), `408` (its headers took over 10 s to arrive, or the whole request over 30 s; the connection then closes), `414`, `417` (an `Expect` other than `100-continue`), `431`, `501` (an unknown method, `CONNECT`, or a transfer coding other than `chunked`) or `505` (an HTTP version other than 1.0 and 1.1), always with the JSON envelope but for a `408` to a request whose headers had not all arrived, which has no content (its method is not known, and an answer to HEAD has none); the operations below list those a client can meet.',
   '- **WebSub topics.** `/feed.xml`, `/api/feed.json` and `/reviews.json` advertise the hub in a `Link` header (`rel="hub"` and `rel="self"`); the hub pushes their full content on every change.',
   '- **CORS.** GET responses allow any origin and expose `ETag`, `Last-Modified`, `Link`, `Mcp-Session-Id`, `Retry-After`, `Allow`, `Accept-Ranges` and `Content-Range`.',
 ].join('\n');
@@ -146,7 +149,7 @@ function components(urls: PublicUrls): Json {
       'Mcp-Session-Id': {
         description: 'Session id minted by `initialize`; any replica accepts it and it survives restarts. Visible ASCII only.',
         required: true,
-        schema: { type: 'string', pattern: '^[\\x21-\\x7E]+$' },
+        schema: SESSION_ID_SCHEMA,
       },
     },
     parameters: {
@@ -415,12 +418,18 @@ function jsonRpcError(description: string, code: number, message: string, header
 
 const MCP_FORBIDDEN = jsonRpcError('Forbidden: an `Origin` header is present and not allowed (DNS-rebinding protection).', -32000, 'Forbidden: origin not allowed');
 
-/** A 400 that may also come before routing (a malformed request target or `Host`), as the JSON error envelope. */
+/**
+ * A 400 that may also come before routing (a malformed request target or `Host`), as the JSON error
+ * envelope, with the headers every refusal before routing has: a `Vary` of the endpoint's own is not among them.
+ */
 function orRefusedTarget(response: Json): Json {
   const content = response.content as Record<string, Json>;
   const json = content['application/json'];
+  const headers = response.headers as Record<string, Json>;
+  const vary = headers['Vary'];
   return {
     ...response,
+    headers: vary === undefined ? headers : { ...headers, Vary: { ...vary, required: false, description: `${String(vary.description)} Absent on a refusal before routing.` } },
     description: `${String(response.description)} A malformed request target or \`Host\` is refused before routing, with the JSON error envelope.`,
     content: { ...content, 'application/json': { ...json, schema: json === undefined ? ref.schema('Error') : { oneOf: [json.schema, ref.schema('Error')] } } },
   };
@@ -499,7 +508,8 @@ function mcpPath(): Json {
         },
         '202': {
           description: 'Accepted: the message was a notification or a response, or a batch of only those; no body.',
-          headers: { 'Mcp-Session-Id': { ...ref.header('Mcp-Session-Id'), required: false, description: 'The session id, echoed.' }, ...MCP_ANSWER_HEADERS },
+          // Written out, not a $ref: OAS 3.1 ignores a reference's siblings but for summary and description.
+          headers: { 'Mcp-Session-Id': { description: 'The session id, echoed.', required: false, schema: SESSION_ID_SCHEMA }, ...MCP_ANSWER_HEADERS },
         },
         '400': orRefusedTarget(
           jsonRpcError(
@@ -519,7 +529,7 @@ function mcpPath(): Json {
         ),
         '406': jsonRpcError('Not Acceptable: `Accept` must list both `application/json` and `text/event-stream`.', -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'),
         '415': jsonRpcError('Unsupported Media Type: the body must be `application/json` in UTF-8, with no `Content-Encoding` or one of gzip, deflate, br and zstd.', -32000, 'Unsupported Media Type: Content-Type must be application/json', {
-          'Accept-Encoding': { description: 'The content-codings a body may come in: `gzip, deflate, br, zstd, identity`.', required: true, schema: { type: 'string' } },
+          'Accept-Encoding': { description: 'On a body refused for its `Content-Encoding` (RFC 9110 §15.5.16): the content-codings a body may come in, `gzip, deflate, br, zstd, identity`.', required: false, schema: { type: 'string' } },
         }),
         ...TARGET_ERRORS,
       },
