@@ -16,10 +16,10 @@ const MAX_VERIFICATION_BODY_BYTES = 1024;
  */
 export const VERIFICATION_DEADLINE_MS = 5 * 60_000;
 /**
- * Pauses between attempts to record a verified request whose store write failed (NATS restarting):
- * the subscriber has confirmed, so the hub keeps trying until the request's deadline.
+ * Pauses between attempts of a store operation that failed (NATS restarting or hung): the hub answered
+ * 202, and the subscriber may have confirmed, so it keeps trying until the request's deadline.
  */
-const RECORD_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
+const STORE_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
 /** Replicas order requests by their own clocks, which may disagree by this much. */
 const CLOCK_SKEW_MS = 60_000;
 /** How long an unsubscribe mark stays after its request: past every older request's deadline, on any replica's clock. */
@@ -36,10 +36,11 @@ export interface VerificationDeps {
   readonly closing: () => boolean;
 }
 
-/** A verified request whose store write failed as the hub was closing: logged as not recorded, not as a crash. */
+/** A request whose store operation failed as the hub was closing: logged as not recorded, not as a crash. */
 export class StoppedBeforeRecorded extends Error {}
 
-export const VERIFICATION_OUTCOMES = ['verified', 'wrong_status', 'wrong_body', 'blocked', 'timeout', 'tls', 'network', 'busy'] as const;
+/** `store_unavailable`: never sent, the subscription store could not be read until the request's deadline. */
+export const VERIFICATION_OUTCOMES = ['verified', 'wrong_status', 'wrong_body', 'blocked', 'timeout', 'tls', 'network', 'busy', 'store_unavailable'] as const;
 export type VerificationOutcome = (typeof VERIFICATION_OUTCOMES)[number];
 
 /**
@@ -60,7 +61,22 @@ export function verifyIntent(request: HubRequest, requestedAt: number, deps: Ver
 async function verify(request: HubRequest, requestedAt: number, deps: VerificationDeps): Promise<VerificationOutcome> {
   const { store, outbound, metrics, logger, now } = deps;
   const key = subscriptionKey(request.topicUrl, request.callback);
-  const existing = await store.get(key);
+  const about = { subscription: key, topic: request.topic, mode: request.mode, callbackHost: request.callbackHost };
+  // A hung NATS reads as connected for up to ~30 s, so requests are accepted meanwhile: the
+  // read is retried like the writes, and the request given up only at its deadline.
+  let existing: Subscription | null;
+  try {
+    existing = await retriedUntilDeadline(() => store.get(key), requestedAt, deps, about, {
+      retrying: "reading the subscription before its verification failed; retrying until the request's deadline",
+      stopping: 'verification not sent: the store failed as the hub was stopping; the subscriber must ask again',
+    });
+  } catch (error) {
+    if (error instanceof StoppedBeforeRecorded) throw error;
+    const outcome = 'store_unavailable';
+    metrics.verifications.inc({ mode: request.mode, outcome });
+    logger.error({ ...about, outcome, err: error }, "verification given up: the subscription store stayed unreachable until the request's deadline; subscription state unchanged, the subscriber must ask again");
+    return outcome;
+  }
   const verifiedAt = now();
   const leaseSeconds =
     request.mode === 'subscribe'
@@ -85,29 +101,18 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
         ? 'verified'
         : 'wrong_body';
   metrics.verifications.inc({ mode: request.mode, outcome });
-  const log = { subscription: key, topic: request.topic, mode: request.mode, outcome, callbackHost: request.callbackHost };
+  const log = { ...about, outcome };
   if (outcome !== 'verified') {
     logger.info({ ...log, ...(result.ok ? { status: result.status } : { detail: result.detail }) }, 'verification failed; subscription state unchanged');
     return outcome;
   }
 
-  /** A store operation of recording the verified request, tried again while the deadline allows: each is a compare-and-set that may run twice. */
-  const recording = async <T>(operation: () => Promise<T>): Promise<T> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await operation();
-      } catch (error) {
-        const pause = RECORD_RETRY_DELAYS_MS[Math.min(attempt, RECORD_RETRY_DELAYS_MS.length - 1)]!;
-        if (deps.closing()) {
-          logger.warn({ ...log, err: error }, 'verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again');
-          throw new StoppedBeforeRecorded();
-        }
-        if (now() + pause - requestedAt > VERIFICATION_DEADLINE_MS) throw error;
-        if (attempt === 0) logger.warn({ ...log, err: error }, 'recording a verified request failed; retrying until its deadline');
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-    }
-  };
+  /** A store operation of recording the verified request: each is a compare-and-set that may run twice. */
+  const recording = <T>(operation: () => Promise<T>): Promise<T> =>
+    retriedUntilDeadline(operation, requestedAt, deps, log, {
+      retrying: 'recording a verified request failed; retrying until its deadline',
+      stopping: 'verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again',
+    });
 
   // A request newer than this one may have taken effect meanwhile (its subscription, or the mark its
   // unsubscribe left); it wins. Past the deadline that mark may be swept already, so nothing is
@@ -160,6 +165,34 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   const applied = request.mode === 'subscribe' ? 'subscription verified' : 'unsubscription verified';
   logger.info({ ...log, leaseSeconds }, tookEffect ? applied : 'verified, but a newer request took effect first or the deadline passed; subscription state unchanged');
   return outcome;
+}
+
+/**
+ * A store operation of the request made at `requestedAt`, tried again while its deadline allows: past
+ * it the last error is thrown; once the hub is closing, StoppedBeforeRecorded (the close waits for
+ * verifications in flight). The first failure is logged at warn as `lines.retrying`.
+ */
+async function retriedUntilDeadline<T>(
+  operation: () => Promise<T>,
+  requestedAt: number,
+  { logger, now, closing }: VerificationDeps,
+  log: Record<string, unknown>,
+  lines: { readonly retrying: string; readonly stopping: string },
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      const pause = STORE_RETRY_DELAYS_MS[Math.min(attempt, STORE_RETRY_DELAYS_MS.length - 1)]!;
+      if (closing()) {
+        logger.warn({ ...log, err: error }, lines.stopping);
+        throw new StoppedBeforeRecorded();
+      }
+      if (now() + pause - requestedAt > VERIFICATION_DEADLINE_MS) throw error;
+      if (attempt === 0) logger.warn({ ...log, err: error }, lines.retrying);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /**

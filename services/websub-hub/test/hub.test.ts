@@ -642,6 +642,44 @@ describe('request order (§5.1: a request overrides the state only once verified
       await dir2.remove();
     }
   });
+
+  it('a request whose subscription cannot be read until its deadline is given up without a verification, logged and counted', async () => {
+    const dir2 = await tempDir('websub-unreadable-');
+    const fileStore = await openFileSubscriptionStore(dir2.path);
+    const outbound = createOutboundClient({ allowPrivateAddresses: true, userAgent: 'test', tls: { ca: pki.caPem } });
+    const registry = createMetrics();
+    const metrics = createHubMetrics(registry, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
+    const { logger, lines } = capturingLogger();
+    const requestedAt = Date.now();
+    let clock = requestedAt;
+    let reads = 0;
+    // Each read fails two minutes after the last: the third fails past the deadline.
+    const store: SubscriptionStore = {
+      ...fileStore,
+      get: async () => {
+        reads++;
+        clock += 2 * 60_000;
+        throw new Error('store unreachable');
+      },
+    };
+    const deps = { store, outbound, metrics, logger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 }, closing: () => false };
+    const callback = subscriber.url('unreadable');
+    const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, requestedTopicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, callbackHostKey: 'localhost', leaseSeconds: null, secret: null } as const;
+    try {
+      expect(await verifyIntent(request, requestedAt, deps)).toBe('store_unavailable');
+      expect(reads).toBe(3);
+      expect(subscriber.requests('unreadable')).toEqual([]);
+      expect(await metricValue(registry, 'websub_verifications_total', { mode: 'subscribe', outcome: 'store_unavailable' })).toBe(1);
+      expect(lines.filter((line) => line.level >= 40).map((line) => [line.level, line.msg])).toEqual([
+        [40, "reading the subscription before its verification failed; retrying until the request's deadline"],
+        [50, "verification given up: the subscription store stayed unreachable until the request's deadline; subscription state unchanged, the subscriber must ask again"],
+      ]);
+    } finally {
+      await outbound.close();
+      await fileStore.close();
+      await dir2.remove();
+    }
+  });
 });
 
 describe('callback query strings', () => {
@@ -989,23 +1027,30 @@ describe('WEBSUB_MAX_SUBSCRIPTIONS while verifications are in flight, or the sto
     });
   });
 
-  it('stops retrying a verified request\'s failed write when the hub closes, instead of holding the close for minutes', async () => {
-    const dir2 = await tempDir('websub-write-fails-');
+  it.each([
+    [
+      'read before its verification',
+      (store: SubscriptionStore): SubscriptionStore => ({ ...store, get: () => Promise.reject(new Error('store unreachable')) }),
+      "reading the subscription before its verification failed; retrying until the request's deadline",
+      'verification not sent: the store failed as the hub was stopping; the subscriber must ask again',
+    ],
+    [
+      "verified request's write",
+      (store: SubscriptionStore): SubscriptionStore => ({ ...store, updateRecord: () => Promise.reject(new Error('store unreachable')) }),
+      'recording a verified request failed; retrying until its deadline',
+      'verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again',
+    ],
+  ])('stops retrying a failed %s when the hub closes, instead of holding the close for minutes', async (_label, wrapStore, retrying, stopped) => {
+    const dir2 = await tempDir('websub-store-fails-');
     const { logger: captured, lines } = capturingLogger();
-    const failing = await startHub({
-      pki,
-      dataDir: dir2.path,
-      follower,
-      logger: captured,
-      wrapStore: (store) => ({ ...store, updateRecord: () => Promise.reject(new Error('store unreachable')) }),
-    });
+    const failing = await startHub({ pki, dataDir: dir2.path, follower, logger: captured, wrapStore });
     try {
-      expect((await subscribe(failing, 'write-fails')).status).toBe(202);
-      await waitFor(() => lines.some((line) => line.msg === 'recording a verified request failed; retrying until its deadline'), 10_000, 'a failed write');
+      expect((await subscribe(failing, 'store-fails')).status).toBe(202);
+      await waitFor(() => lines.some((line) => line.msg === retrying), 10_000, 'a failed store operation');
       const started = performance.now();
       await failing.stop();
       expect(performance.now() - started).toBeLessThan(7_000);
-      expect(lines.map((line) => line.msg)).toContain('verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again');
+      expect(lines.map((line) => line.msg)).toContain(stopped);
       expect(lines.map((line) => line.msg)).not.toContain('verification crashed');
     } finally {
       await dir2.remove();

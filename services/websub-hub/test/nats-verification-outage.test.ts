@@ -7,7 +7,8 @@ import { capturingLogger, createTestPki, publishReviews, snapshotFor, startHub, 
 /**
  * A subscriber that answered the challenge has been told its request works. A NATS restart between
  * its answer and the hub's write of the subscription must not lose the request: the hub records it
- * once NATS is back, within the request's deadline.
+ * once NATS is back, within the request's deadline. Nor may a request the hub answered 202 while NATS
+ * hung (it reads as connected until its PINGs go unanswered) be dropped before its verification.
  */
 let nats: NatsServerHandle;
 let nc: NatsConnection;
@@ -30,17 +31,24 @@ afterAll(async () => {
   await dir?.remove();
 });
 
+/** The hub of this file, started by its first test, and its subscriber. */
+async function runningHub(): Promise<RunningHub> {
+  if (hub) return hub;
+  const pki = await createTestPki();
+  subscriber = await Subscriber.start(pki);
+  await publishReviews(await NatsDatasetStore.open(nc, 1), 81);
+  const follower = new TestFollower();
+  follower.publish(snapshotFor(81));
+  hub = await startHub({ pki, dataDir: dir.path, follower, logger, nats: { nc, ackWaitMs: 5_000, deliveryConcurrency: 2 } });
+  return hub;
+}
+
 describe('a verification answered while NATS restarts', () => {
   it.each(['subscribe', 'unsubscribe'] as const)('is recorded once NATS is back (%s)', async (mode) => {
-    const pki = await createTestPki();
-    subscriber ??= await Subscriber.start(pki);
-    await publishReviews(await NatsDatasetStore.open(nc, 1), 81);
-    const follower = new TestFollower();
-    follower.publish(snapshotFor(81));
-    hub ??= await startHub({ pki, dataDir: dir.path, follower, logger, nats: { nc, ackWaitMs: 5_000, deliveryConcurrency: 2 } });
+    const hub = await runningHub();
     const name = 'restart';
     const form = { 'hub.mode': mode, 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) };
-    const stored = async () => (await hub!.store.list()).some((s) => s.callback === subscriber.url(name));
+    const stored = async () => (await hub.store.list()).some((s) => s.callback === subscriber.url(name));
 
     if (mode === 'unsubscribe') {
       // Something to unsubscribe from, made while NATS is up.
@@ -63,5 +71,36 @@ describe('a verification answered while NATS restarts', () => {
     lines.splice(0);
     await nats.start();
     await waitFor(async () => (await stored().catch(() => null)) === (mode === 'subscribe'), 30_000, `the ${mode} recorded`);
+  }, 60_000);
+});
+
+describe('a request accepted while NATS hangs', () => {
+  it.each(['subscribe', 'unsubscribe'] as const)('is verified and recorded once NATS answers again (%s)', async (mode) => {
+    const hub = await runningHub();
+    const name = `hang-${mode}`;
+    const form = { 'hub.mode': mode, 'hub.topic': TOPIC_URLS.reviews, 'hub.callback': subscriber.url(name) };
+    const storedNamed = async (callbackName: string) => (await hub.store.list()).some((s) => s.callback === subscriber.url(callbackName));
+    // Made while NATS is up: the subscription an unsubscribe removes; for a subscribe, another one, so
+    // that the hub has counted its subscriptions (it then counts again in the background).
+    const first = mode === 'unsubscribe' ? name : `${name}-first`;
+    expect((await hub.post({ ...form, 'hub.mode': 'subscribe', 'hub.callback': subscriber.url(first) })).status).toBe(202);
+    await waitFor(() => storedNamed(first), 10_000, 'the first subscription');
+    lines.splice(0);
+
+    nats.freeze();
+    try {
+      // A moment for the stop to take hold: in one run on a busy machine, a read sent at once was still answered.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await hub.post(form)).status).toBe(202);
+      // Longer than the client's 5 s request timeout, shorter than the ~20 s it takes to see the connection dead.
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect(subscriber.verifications(name).filter((v) => v.query.get('hub.mode') === mode)).toEqual([]);
+    } finally {
+      nats.thaw();
+    }
+    await waitFor(() => subscriber.verifications(name).some((v) => v.query.get('hub.mode') === mode), 20_000, `the ${mode} challenge`);
+    await waitFor(async () => (await storedNamed(name).catch(() => null)) === (mode === 'subscribe'), 20_000, `the ${mode} recorded`);
+    expect(lines.map((line) => line.msg)).toContain("reading the subscription before its verification failed; retrying until the request's deadline");
+    expect(lines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
   }, 60_000);
 });
