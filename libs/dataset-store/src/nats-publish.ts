@@ -7,7 +7,7 @@ import { callerDirectory, ConfigError, displayedServers, loadConfig, natsAccessO
 import { NotDatasetJson, parseDatasetJson } from './dataset-bytes.js';
 import { datasetFileRefusal } from './file-source.js';
 import { connectNats } from './nats-connect.js';
-import { DatasetTooLargeError, NatsDatasetStore, PointerMovedError, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
+import { DatasetTooLargeError, NatsDatasetStore, PointerMovedError, PointerOutcomeUnknownError, type PublishOutcome, type StoreNotEmpty } from './nats-store.js';
 import { publishTraceparent } from './nats-trace.js';
 import { MAX_DATASET_BYTES, tooLargeProblem } from './source.js';
 
@@ -101,8 +101,9 @@ const TERMINAL_CONTROL = /(?![\t\n])\p{Cc}|[\u061C\u200E\u200F\u202A-\u202E\u206
  * `--if-empty` (the chart's seed Job) the store is left alone when it already holds a dataset. Exit 0
  * when published, already current or left alone; 1 with every issue printed when the dataset is
  * invalid (the pointer is not touched); 2 for usage/configuration errors; 3 when NATS is
- * unreachable or the store fails. What it prints quotes the dataset (keys, values, references) and the file's
- * name, with TERMINAL_CONTROL escaped: a key holding `ESC [2J` cleared the screen of whoever checked the file.
+ * unreachable or the store fails (the line says when the pointer moved all the same, or may have).
+ * What it prints quotes the dataset (keys, values, references) and the file's name, with
+ * TERMINAL_CONTROL escaped: a key holding `ESC [2J` cleared the screen of whoever checked the file.
  */
 export async function runPublishCli(args: readonly string[], env: NodeJS.ProcessEnv, terminal: PublishCliIo): Promise<number> {
   const startedAt = new Date();
@@ -169,7 +170,8 @@ export async function runPublishCli(args: readonly string[], env: NodeJS.Process
     return PUBLISH_EXIT.ok;
   } catch (error) {
     if (error instanceof DatasetTooLargeError) return reportInvalid(file, [{ code: 'too_large', path: [], message: error.message }], io);
-    if (error instanceof PointerMovedError) {
+    // Either may have changed the current dataset: the message says what is known.
+    if (error instanceof PointerMovedError || error instanceof PointerOutcomeUnknownError) {
       io.err(`publishing to NATS at ${displayedServers(servers)}: ${error.message}`);
       return PUBLISH_EXIT.natsUnavailable;
     }
@@ -207,5 +209,6 @@ function describe(outcome: PublishOutcome | StoreNotEmpty): string {
   }
   if (outcome.status === 'already-current') return `${outcome.version} already current (published ${outcome.pointer.published_at}); nothing changed`;
   const published = `${outcome.version} published (${outcome.pointer.size} bytes, traceparent ${outcome.pointer.traceparent ?? 'none'})`;
-  return outcome.replacedConcurrent === undefined ? published : `${published}; it replaced ${outcome.replacedConcurrent}, which another publish made while this one ran`;
+  const late = outcome.confirmedLate ? `${published}; NATS confirmed the pointer move late (its first answer never came)` : published;
+  return outcome.replacedConcurrent === undefined ? late : `${late}; it replaced ${outcome.replacedConcurrent}, which another publish made while this one ran`;
 }

@@ -1,5 +1,5 @@
 import { jetstream, JetStreamApiCodes, JetStreamApiError, JsHeaders, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { headers as createHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { canonicalBytesVersion, canonicalDatasetBytes, type DatasetInput } from '@reviews/domain';
@@ -43,6 +43,9 @@ const POINTER_CAS_ATTEMPTS = 5;
 const UNNAMED_OBJECT_GRACE_MS = 15 * 60_000;
 /** A read-back still unfinished by then is given up, as with a server that barely answers. */
 const READ_BACK_STALL_MS = 60_000;
+/** How long a pointer write that got no answer is sent again to learn whether it landed (see settlePointerWrite), and the pause between sends. */
+const POINTER_SETTLE_MS = 15_000;
+const POINTER_SETTLE_PAUSE_MS = 1_000;
 
 export interface PublishOutcome {
   readonly status: 'published' | 'already-current';
@@ -55,6 +58,8 @@ export interface PublishOutcome {
    * replaced: publishes are last-writer-wins, and the later writer is told whom it overtook.
    */
   readonly replacedConcurrent?: string;
+  /** The pointer write got no answer (NATS hung, or its answer was lost); sent again, it was found to have moved the pointer. */
+  readonly confirmedLate?: true;
 }
 
 /** `publishIfEmpty` found a dataset pointer and left the store as it was. */
@@ -82,6 +87,11 @@ export class DatasetStoreError extends Error {
 /** The pointer moved, but what follows it failed: unlike other store errors, the current dataset changed. */
 export class PointerMovedError extends DatasetStoreError {
   override readonly name = 'PointerMovedError';
+}
+
+/** The pointer write got no answer, and none came while it was sent again: the pointer may or may not name this publish's version. */
+export class PointerOutcomeUnknownError extends DatasetStoreError {
+  override readonly name = 'PointerOutcomeUnknownError';
 }
 
 /** The dataset itself is refused, whatever the state of NATS: publishing it again cannot help. */
@@ -189,12 +199,17 @@ export class NatsDatasetStore {
       };
       const value = JSON.stringify(pointer);
       let revision: number;
+      let confirmedLate = false;
       try {
-        revision =
-          entry !== null && entry.operation === 'PUT' ? await this.buckets.pointers.update(POINTER_KEY, value, entry.revision) : await this.buckets.pointers.create(POINTER_KEY, value);
+        revision = await this.writePointer(value, entry);
       } catch (error) {
         if (lostCompareAndSet(error)) continue;
-        throw error;
+        // NATS's own refusal (its storage full, say): nothing was written.
+        if (error instanceof JetStreamApiError) throw error;
+        const settled = await this.settlePointerWrite(value, entry, version, error);
+        if (settled === null) continue;
+        revision = settled;
+        confirmedLate = true;
       }
       try {
         // A publisher pruning meanwhile may be deleting this version's object, stored before its
@@ -214,9 +229,56 @@ export class NatsDatasetStore {
         () => null,
         (error: unknown) => (error as Error).message,
       );
-      return { status: 'published', version, pointer, ...(pruneProblem === null ? {} : { pruneProblem }), ...(concurrent === undefined ? {} : { replacedConcurrent: concurrent }) };
+      return {
+        status: 'published',
+        version,
+        pointer,
+        ...(pruneProblem === null ? {} : { pruneProblem }),
+        ...(concurrent === undefined ? {} : { replacedConcurrent: concurrent }),
+        ...(confirmedLate ? { confirmedLate } : {}),
+      };
     }
     throw new DatasetStoreError(`the pointer kept moving under ${POINTER_CAS_ATTEMPTS} publish attempts; try again`);
+  }
+
+  /** Moves the pointer from `entry` (none, or a deleted one: created) to `value`, compare-and-set; the new revision. */
+  private writePointer(value: string, entry: KvEntry | null): Promise<number> {
+    return entry !== null && entry.operation === 'PUT' ? this.buckets.pointers.update(POINTER_KEY, value, entry.revision) : this.buckets.pointers.create(POINTER_KEY, value);
+  }
+
+  /**
+   * A pointer write that got no answer (a timeout, the connection lost) may have landed, or may land
+   * still. Each write is a compare-and-set on the revision read before it, so only one write can come
+   * next: the same write is sent again until NATS answers it. Accepted, it is this publish's move; refused
+   * as a lost race, the first write after `entry` is this one's (its exact value, in the pointer's
+   * history) or another publish's, and this one then goes round again as after any lost race (null).
+   * No answer within POINTER_SETTLE_MS: the outcome is unknown, and said so.
+   */
+  private async settlePointerWrite(value: string, entry: KvEntry | null, version: string, unanswered: unknown): Promise<number | null> {
+    const giveUpAt = Date.now() + POINTER_SETTLE_MS;
+    let lastError = unanswered;
+    while (Date.now() < giveUpAt) {
+      await new Promise((resolve) => setTimeout(resolve, POINTER_SETTLE_PAUSE_MS));
+      try {
+        return await this.writePointer(value, entry);
+      } catch (error) {
+        lastError = error;
+        if (!lostCompareAndSet(error)) continue;
+        try {
+          const latest = await this.buckets.pointers.get(POINTER_KEY);
+          if (latest === null) continue;
+          const since = entry?.revision ?? 0;
+          const landed = (await earlierPointers(this.buckets.pointers, latest.revision + 1)).find((earlier) => earlier.revision > since && earlier.string() === value);
+          return landed?.revision ?? null;
+        } catch (readError) {
+          lastError = readError;
+        }
+      }
+    }
+    throw new PointerOutcomeUnknownError(
+      `moving the pointer to ${version} got no answer (${(unanswered as Error).message}), nor did NATS answer for ${POINTER_SETTLE_MS / 1000} s after (${(lastError as Error).message}): ` +
+        'the dataset may have been published. Check the version a replica serves (/readyz), or publish the same file again: it says "already current" if this one was published, and publishes it otherwise',
+    );
   }
 
   /**

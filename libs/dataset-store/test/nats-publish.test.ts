@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { createConnection, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -140,6 +141,103 @@ describe('dataset:publish CLI against a real nats-server', () => {
     expect(result.err.join('\n')).toContain('NATS_URL: "http://x y" is not a server URL');
     expect(result.err.join('\n')).not.toContain('cannot reach NATS');
   });
+});
+
+/** What a client sends to write the dataset pointer (HPUB with the compare-and-set header, or PUB). */
+const POINTER_WRITE = `PUB $KV.${POINTER_BUCKET}.${POINTER_KEY} `;
+
+/**
+ * A TCP relay to `target` that passes everything until a client writes the dataset pointer, and then
+ * loses its answer: `holdMs` holds what the server sends for that long (an answer that comes too late),
+ * `drop` forwards the write and nothing more, either way (a server that stops answering right after).
+ */
+async function relayLosingPointerAnswer(target: string, lose: { holdMs: number } | 'drop'): Promise<{ url: string; close: () => Promise<void> }> {
+  const { hostname, port: targetPort } = new URL(target);
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    const upstream = createConnection(Number(targetPort), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    let state: 'passing' | 'holding' | 'dropping' | 'passed' = 'passing';
+    let tail = '';
+    const held: Buffer[] = [];
+    client.on('data', (chunk: Buffer) => {
+      if (state === 'dropping') return;
+      upstream.write(chunk);
+      // The subject may come split across two chunks.
+      const seen = tail + chunk.toString('latin1');
+      tail = seen.slice(-POINTER_WRITE.length);
+      if (state !== 'passing' || !seen.includes(POINTER_WRITE)) return;
+      if (lose === 'drop') {
+        state = 'dropping';
+        return;
+      }
+      state = 'holding';
+      setTimeout(() => {
+        state = 'passed';
+        for (const part of held.splice(0)) client.write(part);
+      }, lose.holdMs);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (state === 'holding') held.push(chunk);
+      else if (state !== 'dropping') client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `nats://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
+
+// An audit of resilience under NATS faults: a publish whose pointer move NATS carried out without its
+// answer arriving said "the current dataset is unchanged", exit 3, while every replica served it.
+describe('dataset:publish when the answer to its pointer move does not arrive', () => {
+  const late = buildDataset({ reviews: 12, seed: 41 });
+  const lost = buildDataset({ reviews: 12, seed: 42 });
+  const nats = natsAndFiles('publish-unanswered-', { 'late.json': late, 'lost.json': lost });
+  const current = async () => (await (await new Kvm(jetstream(nats.nc)).open(POINTER_BUCKET)).get(POINTER_KEY))?.json<{ version: string }>().version;
+
+  it('finds out that the pointer moved when NATS answers again: published, exit 0, saying the confirmation was late', async () => {
+    // Past the client's 5 s request timeout.
+    const relay = await relayLosingPointerAnswer(nats.server.url, { holdMs: 7_000 });
+    try {
+      const result = await publish([join(nats.dir, 'late.json')], { NATS_URL: relay.url });
+      expect(result).toMatchObject({ code: PUBLISH_EXIT.ok, err: [] });
+      expect(result.out.join('\n')).toContain(`${datasetVersion(late)} published`);
+      expect(result.out.join('\n')).toContain('NATS confirmed the pointer move late');
+      expect(await current()).toBe(datasetVersion(late));
+    } finally {
+      await relay.close();
+    }
+  }, 30_000);
+
+  it('says the dataset may have been published, and how to check, when NATS never answers again: exit 3, not "unchanged"', async () => {
+    const relay = await relayLosingPointerAnswer(nats.server.url, 'drop');
+    try {
+      const result = await publish([join(nats.dir, 'lost.json')], { NATS_URL: relay.url });
+      expect(result.code).toBe(PUBLISH_EXIT.natsUnavailable);
+      const said = result.err.join('\n');
+      expect(said).toContain(`moving the pointer to ${datasetVersion(lost)} got no answer`);
+      expect(said).toContain('the dataset may have been published');
+      expect(said).toContain('/readyz');
+      expect(said).not.toContain('unchanged');
+    } finally {
+      await relay.close();
+    }
+    // It was: and the same publish again says so, as the message promises.
+    expect(await current()).toBe(datasetVersion(lost));
+    const again = await publish([join(nats.dir, 'lost.json')], nats.env);
+    expect(again.code).toBe(PUBLISH_EXIT.ok);
+    expect(again.out.join('\n')).toContain(`${datasetVersion(lost)} already current`);
+  }, 60_000);
 });
 
 describe('dataset:publish --if-empty (the chart seed) against a real nats-server', () => {
