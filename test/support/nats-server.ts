@@ -27,6 +27,8 @@ export interface NatsServerHandle {
   /** Start again after `stop()`, same port and store dir; resolves once /healthz answers ok. */
   start(): Promise<void>;
   restart(): Promise<void>;
+  /** SIGKILL: the server dies without a word to its clients (a crash, an OOM kill); `start()` brings it back. */
+  crash(): Promise<void>;
   /** SIGSTOP: the server keeps its port and accepts TCP connections, but answers nothing (a hung server). */
   freeze(): void;
   /** SIGCONT after freeze(). */
@@ -101,6 +103,14 @@ async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHand
     restart: async () => {
       await stop();
       await start();
+    },
+    crash: async () => {
+      const proc = child;
+      if (!proc) return;
+      child = null;
+      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      proc.kill('SIGKILL');
+      await exited;
     },
     freeze: () => void child?.kill('SIGSTOP'),
     thaw: () => void child?.kill('SIGCONT'),
