@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopChild } from './child-process.js';
+import { eventually } from './eventually.js';
 
 /** The Debian build the design targets (2.9.10); override for a locally installed server. */
 const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
@@ -29,8 +30,8 @@ export interface NatsServerHandle {
   restart(): Promise<void>;
   /** SIGKILL: the server dies without a word to its clients (a crash, an OOM kill); `start()` brings it back. */
   crash(): Promise<void>;
-  /** SIGSTOP: the server keeps its port and accepts TCP connections, but answers nothing (a hung server). */
-  freeze(): void;
+  /** SIGSTOP: the server keeps its port and accepts TCP connections, but answers nothing (a hung server). Resolves once it has stopped. */
+  freeze(): Promise<void>;
   /** SIGCONT after freeze(). */
   thaw(): void;
   /** Stop (if running) and delete the store dir. Call it in afterAll. */
@@ -112,7 +113,14 @@ async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHand
       proc.kill('SIGKILL');
       await exited;
     },
-    freeze: () => void child?.kill('SIGSTOP'),
+    freeze: async () => {
+      const proc = child;
+      if (!proc?.pid) return;
+      proc.kill('SIGSTOP');
+      // The signal takes effect a moment later: a request sent at once may still be answered.
+      const state = () => readFile(`/proc/${proc.pid}/stat`, 'latin1').then((stat) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+      await eventually(async () => (await state()) === 'T', { timeoutMs: READY_TIMEOUT_MS, intervalMs: 5 });
+    },
     thaw: () => void child?.kill('SIGCONT'),
     dispose: async () => {
       await stop();

@@ -40,7 +40,7 @@ describe('a NATS server that accepts connections but answers nothing', () => {
 
   // nats.js left the socket of a dial that timed out open, so the process never exited.
   it('makes the publish CLI give up and exit 3, as a CI job needs it to', async () => {
-    server.freeze();
+    await server.freeze();
     try {
       const child = spawn(process.execPath, [PUBLISH_CLI, file], { env: { PATH: process.env.PATH, NATS_URL: server.url }, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
@@ -67,7 +67,7 @@ describe('a NATS server that accepts connections but answers nothing', () => {
       const putBlob = objects.putBlob.bind(objects);
       objects.putBlob = async (...args) => {
         const info = await putBlob(...args);
-        server.freeze();
+        await server.freeze();
         return info;
       };
       const failure = await store.publish(buildDataset({ reviews: 3, seed: 96 })).then(
@@ -93,7 +93,7 @@ describe('a NATS server that accepts connections but answers nothing', () => {
     });
     try {
       await eventually(() => follower.current()?.version === datasetVersion(dataset) && follower.health().source.connected, { timeoutMs: 15_000 });
-      server.freeze();
+      await server.freeze();
       const frozenAt = Date.now();
       await eventually(() => !follower.health().source.connected, { timeoutMs: 40_000, intervalMs: 200 });
       expect(Date.now() - frozenAt).toBeLessThan(35_000);

@@ -74,6 +74,8 @@ describe('a verification answered while NATS restarts', () => {
   }, 60_000);
 });
 
+const RETRYING_READ = "reading the subscription before its verification failed; retrying until the request's deadline";
+
 describe('a request accepted while NATS hangs', () => {
   it.each(['subscribe', 'unsubscribe'] as const)('is verified and recorded once NATS answers again (%s)', async (mode) => {
     const hub = await runningHub();
@@ -87,20 +89,18 @@ describe('a request accepted while NATS hangs', () => {
     await waitFor(() => storedNamed(first), 10_000, 'the first subscription');
     lines.splice(0);
 
-    nats.freeze();
+    await nats.freeze();
     try {
-      // A moment for the stop to take hold: in one run on a busy machine, a read sent at once was still answered.
-      await new Promise((resolve) => setTimeout(resolve, 250));
       expect((await hub.post(form)).status).toBe(202);
-      // Longer than the client's 5 s request timeout, shorter than the ~20 s it takes to see the connection dead.
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      // The read times out after the client's 5 s, well before the ~20 s it takes to see the connection dead.
+      await waitFor(() => lines.some((line) => line.msg === RETRYING_READ), 15_000, 'the read before the verification to time out');
       expect(subscriber.verifications(name).filter((v) => v.query.get('hub.mode') === mode)).toEqual([]);
     } finally {
       nats.thaw();
     }
     await waitFor(() => subscriber.verifications(name).some((v) => v.query.get('hub.mode') === mode), 20_000, `the ${mode} challenge`);
     await waitFor(async () => (await storedNamed(name).catch(() => null)) === (mode === 'subscribe'), 20_000, `the ${mode} recorded`);
-    expect(lines.map((line) => line.msg)).toContain("reading the subscription before its verification failed; retrying until the request's deadline");
+    expect(lines.map((line) => line.msg)).toContain(RETRYING_READ);
     expect(lines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
   }, 60_000);
 });
