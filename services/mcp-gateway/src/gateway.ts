@@ -16,6 +16,7 @@ import {
   createRateLimiter,
   inRequestSpan,
   observeRequest,
+  requestedHeaders,
   requesterKey,
   sendNotFound,
   splitTarget,
@@ -61,8 +62,12 @@ import { parseArguments, TOOLS_BY_NAME } from './tools.js';
 
 export const MCP_PATH = PATHS.mcp;
 
-/** Content-Encoding too: a page may send its body compressed (gzip, deflate, br, zstd), and a browser asks first. */
-const ALLOWED_REQUEST_HEADERS = 'Content-Type, Content-Encoding, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+/**
+ * The headers a preflight that names none is granted: MCP's, and Content-Encoding, as a page may send its
+ * body compressed (gzip, deflate, br, zstd). One that names its own gets those, as on every other path: a
+ * page with OpenTelemetry's browser tracing sends `traceparent`, and a fixed list failed its every fetch.
+ */
+const MCP_REQUEST_HEADERS = 'Content-Type, Content-Encoding, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 /** Every method /mcp serves, OPTIONS (CORS preflight) included: RFC 9110 §10.2.1, the same list on 405 and OPTIONS. */
 const ALLOWED_METHODS = 'POST, OPTIONS';
 /**
@@ -288,8 +293,8 @@ export function createMcpGateway({ config, logger, metrics, snapshots, toolCallF
     next();
   });
 
-  route.options((_req: Request, res: Response) => {
-    res.set({ Allow: ALLOWED_METHODS, 'Access-Control-Allow-Methods': CORS_METHODS, 'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
+  route.options((req: Request, res: Response) => {
+    res.set({ Allow: ALLOWED_METHODS, 'Access-Control-Allow-Methods': CORS_METHODS, 'Access-Control-Allow-Headers': requestedHeaders(req) ?? MCP_REQUEST_HEADERS, 'Access-Control-Max-Age': '86400' });
     res.status(204).end();
   });
 

@@ -751,6 +751,14 @@ describe('POST /mcp HTTP rules', () => {
       }
     });
 
+    // A browser audit: a page with OpenTelemetry's browser tracing sends traceparent, which the fixed list refused, failing every fetch.
+    it('grants a preflight the headers it asks for, a page tracing its requests included', async () => {
+      const requested = 'content-type, mcp-session-id, traceparent, x-request-id';
+      const response = await fetch(gateway.url, { method: 'OPTIONS', headers: { Origin: 'http://localhost:6274', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': requested } });
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-headers')).toBe(requested);
+    });
+
     // The SDK's terminateSession() takes a 405 as "not supported"; a preflight without DELETE would turn it into a network error.
     it('lets a browser end its session: DELETE passes the preflight and its 405 is readable by the origin', async () => {
       const origin = 'http://localhost:6274';

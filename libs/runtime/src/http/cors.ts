@@ -15,15 +15,23 @@ export function setCorsHeaders(res: ServerResponse): void {
 
 const HEADER_NAME_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
 
+/**
+ * The headers a preflight asks leave to send, when they are a well-formed list of header names. Nothing
+ * here is secret (no cookies, Authorization is ignored), so any may be sent: a page's tracing adds
+ * `traceparent`, its framework an `X-Request-Id`.
+ */
+export function requestedHeaders(req: IncomingMessage): string | undefined {
+  const requested = req.headers['access-control-request-headers'];
+  return requested && HEADER_NAME_LIST.test(requested) ? requested : undefined;
+}
+
 /** Answers a CORS preflight (OPTIONS) with 204 for the given methods. */
 export function sendPreflight(req: IncomingMessage, res: ServerResponse, methods: string): void {
   res.statusCode = 204;
   setCorsHeaders(res);
   res.setHeader('Access-Control-Allow-Methods', methods);
-  const requested = req.headers['access-control-request-headers'];
-  // Nothing is secret here (no cookies, Authorization is ignored), so any requested header may be
-  // sent; echoing is limited to a well-formed list of header names.
-  if (requested && HEADER_NAME_LIST.test(requested)) res.setHeader('Access-Control-Allow-Headers', requested);
+  const requested = requestedHeaders(req);
+  if (requested !== undefined) res.setHeader('Access-Control-Allow-Headers', requested);
   res.setHeader('Access-Control-Max-Age', '86400');
   res.setHeader('Allow', methods);
   res.end();
