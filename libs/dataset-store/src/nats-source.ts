@@ -233,7 +233,9 @@ export class NatsDatasetSource implements DatasetSource {
    */
   private async followStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
+      // Each refused attempt starts another reconnect loop in nats.js, and each reports its reconnect: the first ends the outage.
       if (status.type === 'reconnect') {
+        if (this.outage === null) continue;
         this.outage = null;
         this.setConnected(true, `connected to ${status.server}`);
         this.options.logger.info({ server: status.server }, 'NATS reconnected; re-reading the dataset pointer');

@@ -437,6 +437,9 @@ describe('NATS dataset source whose reconnects the server refuses', () => {
       await server.start();
       await eventually(() => follower.health().source.connected, { timeoutMs: 15_000 });
       expect(follower.health().source.detail).toMatch(/^connected to /);
+      // nats.js reports a reconnect for each attempt the server refused, all at once when one succeeds.
+      await eventually(() => follower.current() !== undefined && messages('NATS reconnected; re-reading the dataset pointer').length > 0);
+      expect(messages('NATS reconnected; re-reading the dataset pointer')).toHaveLength(1);
     } finally {
       await follower.close();
       await server.dispose();
