@@ -16,6 +16,12 @@ const MAX_VERIFICATION_BODY_BYTES = 1024;
  */
 export const VERIFICATION_DEADLINE_MS = 5 * 60_000;
 /**
+ * When the handshake must go out by, after its request: the GET may take 15 s after waiting up to 10 s for
+ * a connection to a slow origin (the outbound timeouts), and the writes after it need their time too. A
+ * handshake sent later could be confirmed by the subscriber and then not recorded, past the deadline.
+ */
+const SEND_BY_MS = VERIFICATION_DEADLINE_MS - 60_000;
+/**
  * Pauses between attempts of a store operation that failed (NATS restarting or hung): the hub answered
  * 202, and the subscriber may have confirmed, so it keeps trying until the request's deadline.
  */
@@ -39,7 +45,7 @@ export interface VerificationDeps {
 /** A request whose store operation failed as the hub was closing: logged as not recorded, not as a crash. */
 export class StoppedBeforeRecorded extends Error {}
 
-/** `store_unavailable`: never sent, the subscription store could not be read until the request's deadline. */
+/** `store_unavailable`: never sent, the subscription store could not be read in time to verify before the request's deadline. */
 export const VERIFICATION_OUTCOMES = ['verified', 'wrong_status', 'wrong_body', 'blocked', 'timeout', 'tls', 'network', 'busy', 'store_unavailable'] as const;
 export type VerificationOutcome = (typeof VERIFICATION_OUTCOMES)[number];
 
@@ -63,18 +69,19 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
   const key = subscriptionKey(request.topicUrl, request.callback);
   const about = { subscription: key, topic: request.topic, mode: request.mode, callbackHost: request.callbackHost };
   // A hung NATS reads as connected for up to ~30 s, so requests are accepted meanwhile: the
-  // read is retried like the writes, and the request given up only at its deadline.
+  // read is retried like the writes, and the request given up once too late to verify it.
   let existing: Subscription | null;
   try {
-    existing = await retriedUntilDeadline(() => store.get(key), requestedAt, deps, about, {
+    existing = await retriedUntilDeadline(() => store.get(key), requestedAt, SEND_BY_MS, deps, about, {
       retrying: "reading the subscription before its verification failed; retrying until the request's deadline",
       stopping: 'verification not sent: the store failed as the hub was stopping; the subscriber must ask again',
     });
+    if (now() - requestedAt > SEND_BY_MS) throw new Error('the subscription was read too late to verify the request before its deadline');
   } catch (error) {
     if (error instanceof StoppedBeforeRecorded) throw error;
     const outcome = 'store_unavailable';
     metrics.verifications.inc({ mode: request.mode, outcome });
-    logger.error({ ...about, outcome, err: error }, "verification given up: the subscription store stayed unreachable until the request's deadline; subscription state unchanged, the subscriber must ask again");
+    logger.error({ ...about, outcome, err: error }, "verification given up: the subscription store did not answer in time to verify the request before its deadline; subscription state unchanged, the subscriber must ask again");
     return outcome;
   }
   const verifiedAt = now();
@@ -109,7 +116,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
 
   /** A store operation of recording the verified request: each is a compare-and-set that may run twice. */
   const recording = <T>(operation: () => Promise<T>): Promise<T> =>
-    retriedUntilDeadline(operation, requestedAt, deps, log, {
+    retriedUntilDeadline(operation, requestedAt, VERIFICATION_DEADLINE_MS, deps, log, {
       retrying: 'recording a verified request failed; retrying until its deadline',
       stopping: 'verified request not recorded: the store failed as the hub was stopping; the subscriber must ask again',
     });
@@ -175,6 +182,7 @@ async function verify(request: HubRequest, requestedAt: number, deps: Verificati
 async function retriedUntilDeadline<T>(
   operation: () => Promise<T>,
   requestedAt: number,
+  deadlineMs: number,
   { logger, now, closing }: VerificationDeps,
   log: Record<string, unknown>,
   lines: { readonly retrying: string; readonly stopping: string },
@@ -188,7 +196,7 @@ async function retriedUntilDeadline<T>(
         logger.warn({ ...log, err: error }, lines.stopping);
         throw new StoppedBeforeRecorded();
       }
-      if (now() + pause - requestedAt > VERIFICATION_DEADLINE_MS) throw error;
+      if (now() + pause - requestedAt > deadlineMs) throw error;
       if (attempt === 0) logger.warn({ ...log, err: error }, lines.retrying);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
