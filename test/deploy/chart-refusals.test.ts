@@ -280,14 +280,22 @@ describe('image.tag', () => {
     return helm(helmBin, ['template', 't', chartDir, '--kube-version', KUBE_VERSION, '-f', file]);
   }
 
-  // Helm reads a values file's numbers as floats, exact up to 2^53: 12345678901234567 rendered the tag
-  // 12345678901234568, an image nobody pushed.
-  it('refuses a tag of digits as a number past 2^53 - 1, and takes it quoted', async () => {
-    const number = await templateTag('12345678901234567');
+  // Helm reads a values file's numbers as YAML numbers, floats: a review rendered 0123456 (a short SHA) as the
+  // image 42798, 1e3 as 1000 and 12345678901234567 as 12345678901234568, each an image nobody pushed.
+  it.each(['0123456', '1e3', '0x1f', '12345678901234567', '20261128'])('refuses a tag written as the number %s in a values file, and takes it quoted', async (tag) => {
+    const number = await templateTag(tag);
     expect(number.ok).toBe(false);
-    expect(number.stderr).toContain('image.tag: Must be less than or equal to');
-    const quoted = parseManifests((await templateTag('"12345678901234567"')).stdout, 'quoted tag');
-    expect(new Set(quoted.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set(['12345678901234567']));
+    expect(number.stderr).toContain('image.tag: ');
+    expect(number.stderr).toContain('write it quoted, as a string');
+    const quoted = parseManifests((await templateTag(`"${tag}"`)).stdout, 'quoted tag');
+    expect(new Set(quoted.map((o) => o.metadata.labels?.['app.kubernetes.io/version']))).toEqual(new Set([tag]));
+  });
+
+  it('refuses a retry delay written as a number with --set-json, as in a values file', async () => {
+    const result = await helm(helmBin, ['template', 't', chartDir, '--kube-version', KUBE_VERSION, '--set', 'baseUrl=https://reviews.example.com', '--set-json', 'websub.retryDelaysMs=600']);
+    expect(result.ok).toBe(false);
+    expect(result.stderr).toContain('websub.retryDelaysMs: ');
+    expect(result.stderr).toContain('write it quoted, as a string');
   });
 });
 

@@ -27,15 +27,21 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 
 {{/* The version that runs: the image tag when one is set (an upgrade by tag), else the chart's appVersion. */}}
 {{- define "public-reviews.version" -}}
-{{- default .Chart.AppVersion (include "public-reviews.asString" .Values.image.tag) -}}
+{{- default .Chart.AppVersion (include "public-reviews.asString" (list .Values.image.tag "image.tag")) -}}
 {{- end -}}
 
 {{/*
-A value the schema takes as a string of digits or as an integer (helm --set makes 20261128 an integer,
-a values file a float): as that string, never 2.0261128e+07. Usage: include "public-reviews.asString" .Values.image.tag
+A value the schema takes as a string of digits or as an integer, as that string: helm --set makes 20261128
+an integer. A number from a values file or --set-json is a float, read as YAML reads numbers (0123456, an
+all-digit short SHA, is the octal 42798; 1e3 is 1000), so its digits are not the ones written: refused.
+Usage: include "public-reviews.asString" (list .Values.image.tag "image.tag")
 */}}
 {{- define "public-reviews.asString" -}}
-{{- if kindIs "string" . }}{{ . }}{{ else }}{{ int64 . }}{{ end -}}
+{{- $value := index . 0 -}}
+{{- if kindIs "float64" $value -}}
+{{- fail (printf "%s: %v is a number from a values file or --set-json, which reads it as YAML reads numbers (0123456 is octal, 1e3 is 1000): write it quoted, as a string" (index . 1) $value) -}}
+{{- end -}}
+{{- $value -}}
 {{- end -}}
 
 {{- define "public-reviews.labels" -}}
@@ -61,7 +67,7 @@ websubHub: websub-hub
 {{- if $img.digest -}}
 {{- printf "%s@%s" $repo $img.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $repo (default .Chart.AppVersion (include "public-reviews.asString" $img.tag)) -}}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion (include "public-reviews.asString" (list $img.tag "image.tag"))) -}}
 {{- end -}}
 {{- end -}}
 
