@@ -70,8 +70,11 @@ describe('the documented request-target errors', () => {
   });
 });
 
-/** One request written as raw bytes on its own connection (a request line node:http would not send), answered whole. */
-function rawExchange(url: string, request: string): Promise<{ status: number; body: string }> {
+/**
+ * One request written as raw bytes on its own connection (a request line node:http would not send), answered
+ * whole; with `endsWriting: false` the connection stays open for writing, as a client still sending its headers.
+ */
+function rawExchange(url: string, request: string, { endsWriting = true, timeoutMs = 10_000 } = {}): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -80,8 +83,9 @@ function rawExchange(url: string, request: string): Promise<{ status: number; bo
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve({ status: Number(answer.slice(9, 12)), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(request.slice(0, 40))}`)));
-    socket.end(request);
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer to ${JSON.stringify(request.slice(0, 40))}`)));
+    if (endsWriting) socket.end(request);
+    else socket.write(request);
   });
 }
 
@@ -121,16 +125,7 @@ describe('the refusals before routing, on every operation', () => {
 
 /** A request whose headers never end, on its own connection: the status and body the server answers once it stops waiting. */
 function headersNeverEnding(url: string, request: string): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
-    let answer = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (answer += chunk));
-    socket.on('error', reject);
-    socket.on('close', () => resolve({ status: Number(answer.slice(9, 12)), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
-    socket.setTimeout(20_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(request.slice(0, 40))}`)));
-  });
+  return rawExchange(url, request, { endsWriting: false, timeoutMs: 20_000 });
 }
 
 // The HTTP-semantics audit: the server answers 408 on any path, and no operation listed it.

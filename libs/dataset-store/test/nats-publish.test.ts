@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
-import { createConnection, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -12,6 +11,7 @@ import { datasetVersion } from '@reviews/domain';
 import { MAX_DATASET_BYTES, NatsDatasetStore, POINTER_BUCKET, POINTER_KEY, PUBLISH_EXIT, runPublishCli } from '@reviews/dataset-store';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { freePort, startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+import { startTcpRelay, type TcpRelay } from '../../../test/support/tcp-relay.js';
 
 async function publish(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
@@ -151,16 +151,8 @@ const POINTER_WRITE = `PUB $KV.${POINTER_BUCKET}.${POINTER_KEY} `;
  * loses its answer: `holdMs` holds what the server sends for that long (an answer that comes too late),
  * `drop` forwards the write and nothing more, either way (a server that stops answering right after).
  */
-async function relayLosingPointerAnswer(target: string, lose: { holdMs: number } | 'drop'): Promise<{ url: string; close: () => Promise<void> }> {
-  const { hostname, port: targetPort } = new URL(target);
-  const sockets = new Set<Socket>();
-  const server = createNetServer((client) => {
-    const upstream = createConnection(Number(targetPort), hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
+function relayLosingPointerAnswer(target: string, lose: { holdMs: number } | 'drop'): Promise<TcpRelay> {
+  return startTcpRelay(target, (client, upstream) => {
     let state: 'passing' | 'holding' | 'dropping' | 'passed' = 'passing';
     let tail = '';
     const held: Buffer[] = [];
@@ -186,15 +178,6 @@ async function relayLosingPointerAnswer(target: string, lose: { holdMs: number }
       else if (state !== 'dropping') client.write(chunk);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `nats://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
 }
 
 // An audit of resilience under NATS faults: a publish whose pointer move NATS carried out without its
@@ -215,7 +198,7 @@ describe('dataset:publish when the answer to its pointer move does not arrive', 
       expect(result.out.join('\n')).toContain('NATS confirmed the pointer move late');
       expect(await current()).toBe(datasetVersion(late));
     } finally {
-      await relay.close();
+      await relay.cut();
     }
   }, 30_000);
 
@@ -230,7 +213,7 @@ describe('dataset:publish when the answer to its pointer move does not arrive', 
       expect(said).toContain('/readyz');
       expect(said).not.toContain('unchanged');
     } finally {
-      await relay.close();
+      await relay.cut();
     }
     // It was: and the same publish again says so, as the message promises.
     expect(await current()).toBe(datasetVersion(lost));

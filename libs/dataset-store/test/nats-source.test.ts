@@ -4,7 +4,6 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -28,6 +27,7 @@ import { createMetrics, type Metrics } from '@reviews/runtime';
 import { buildDataset } from '../../domain/test/fixtures.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { startNatsServer, type NatsServerHandle } from '../../../test/support/nats-server.js';
+import { startTcpRelay, type TcpRelay } from '../../../test/support/tcp-relay.js';
 
 const BASE_URL = 'https://reviews.example.com';
 const silent = pino({ level: 'silent' });
@@ -529,27 +529,15 @@ describe('NATS dataset source when NATS comes back with an empty store', () => {
   });
 });
 
-interface Relay {
-  readonly url: string;
-  cut(): Promise<void>;
+interface Relay extends TcpRelay {
   /** Cuts once `bytes` more have come from NATS (an object read under way); resolves when it has. */
   cutAfter(bytes: number): Promise<void>;
-  restore(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** A TCP relay to NATS that the test can cut and restore: a replica out of reach while others publish. */
 async function startRelay(target: string): Promise<Relay> {
-  const { hostname, port: targetPort } = new URL(target);
-  const sockets = new Set<Socket>();
   let armed: { remaining: number; cut: () => void } | null = null;
-  const server = createNetServer((client) => {
-    const upstream = createConnection(Number(targetPort), hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
+  const relay = await startTcpRelay(target, (client, upstream) => {
     upstream.on('data', (chunk: Buffer) => {
       if (armed === null) return;
       armed.remaining -= chunk.length;
@@ -557,26 +545,17 @@ async function startRelay(target: string): Promise<Relay> {
     });
     client.pipe(upstream).pipe(client);
   });
-  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  await listen(0);
-  const port = (server.address() as AddressInfo).port;
-  const cut = async () => {
-    await new Promise((resolve) => {
-      server.close(resolve);
-      for (const socket of sockets) socket.destroy();
-    });
-  };
   const cutAfter = (bytes: number) =>
     new Promise<void>((resolve) => {
       armed = {
         remaining: bytes,
         cut: () => {
           armed = null;
-          void cut().then(resolve);
+          void relay.cut().then(resolve);
         },
       };
     });
-  return { url: `nats://127.0.0.1:${port}`, cut, cutAfter, restore: () => listen(port), close: cut };
+  return { ...relay, cutAfter };
 }
 
 describe('NATS dataset source out of reach while NATS loses its store', () => {
@@ -612,7 +591,7 @@ describe('NATS dataset source out of reach while NATS loses its store', () => {
       await eventually(() => follower.current()?.version === after, { timeoutMs: 20_000 });
     } finally {
       await follower.close();
-      await relay.close();
+      await relay.cut();
       await server.dispose();
     }
   }, 60_000);
@@ -710,7 +689,7 @@ describe('NATS dataset source losing NATS in the middle of an object read', () =
     } finally {
       await publisher.close();
       await follower.close();
-      await relay.close();
+      await relay.cut();
       await server.dispose();
     }
   }, 60_000);

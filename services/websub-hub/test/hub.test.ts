@@ -643,8 +643,12 @@ describe('request order (§5.1: a request overrides the state only once verified
     }
   });
 
-  it('a request whose subscription cannot be read until its deadline is given up without a verification, logged and counted', async () => {
-    const dir2 = await tempDir('websub-unreadable-');
+  /**
+   * verifyIntent of a subscribe to the callback `name`, on a store whose reads come at the times `reads`
+   * gives (ms after the request, on the hub's clock), each failing or answering from a real store.
+   */
+  async function verifyWithReads(name: string, reads: ReadonlyArray<readonly [number, 'fails' | 'answers']>) {
+    const dir2 = await tempDir(`websub-${name}-`);
     const fileStore = await openFileSubscriptionStore(dir2.path);
     const outbound = createOutboundClient({ allowPrivateAddresses: true, userAgent: 'test', tls: { ca: pki.caPem } });
     const registry = createMetrics();
@@ -652,69 +656,48 @@ describe('request order (§5.1: a request overrides the state only once verified
     const { logger, lines } = capturingLogger();
     const requestedAt = Date.now();
     let clock = requestedAt;
-    let reads = 0;
-    // Each read fails 90 s after the last: the third fails 4.5 minutes after the request, too late to verify it
-    // before its 5-minute deadline (the GET may take 25 s, the writes after it their time).
-    const store: SubscriptionStore = {
-      ...fileStore,
-      get: async () => {
-        reads++;
-        clock += 90_000;
-        throw new Error('store unreachable');
-      },
-    };
-    const deps = { store, outbound, metrics, logger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 }, closing: () => false };
-    const callback = subscriber.url('unreadable');
-    const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, requestedTopicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, callbackHostKey: 'localhost', leaseSeconds: null, secret: null } as const;
-    try {
-      expect(await verifyIntent(request, requestedAt, deps)).toBe('store_unavailable');
-      expect(reads).toBe(3);
-      expect(subscriber.requests('unreadable')).toEqual([]);
-      expect(await metricValue(registry, 'websub_verifications_total', { mode: 'subscribe', outcome: 'store_unavailable' })).toBe(1);
-      expect(lines.filter((line) => line.level >= 40).map((line) => [line.level, line.msg])).toEqual([
-        [40, "reading the subscription before its verification failed; retrying until the request's deadline"],
-        [50, "verification given up: the subscription store did not answer in time to verify the request before its deadline; subscription state unchanged, the subscriber must ask again"],
-      ]);
-    } finally {
-      await outbound.close();
-      await fileStore.close();
-      await dir2.remove();
-    }
-  });
-
-  // A review: a read that succeeded a second before the deadline sent the handshake, which the subscriber confirmed, and then nothing was recorded.
-  it('a request whose subscription is read too late to verify it before its deadline is given up without a verification', async () => {
-    const dir2 = await tempDir('websub-read-late-');
-    const fileStore = await openFileSubscriptionStore(dir2.path);
-    const outbound = createOutboundClient({ allowPrivateAddresses: true, userAgent: 'test', tls: { ca: pki.caPem } });
-    const registry = createMetrics();
-    const metrics = createHubMetrics(registry, { subscriptionCounts: async () => ({ active: 0, expired: 0, pending: 0 }), queueDepth: async () => 0 });
-    const { logger } = capturingLogger();
-    const requestedAt = Date.now();
-    let clock = requestedAt;
-    let reads = 0;
-    // The first read fails 3.5 minutes after the request, the second answers 4 min 20 s after it.
+    let read = 0;
     const store: SubscriptionStore = {
       ...fileStore,
       get: async (key) => {
-        reads++;
-        clock = requestedAt + (reads === 1 ? 210_000 : 260_000);
-        if (reads === 1) throw new Error('store unreachable');
+        const [at, result] = reads[read++] ?? [Infinity, 'fails'];
+        clock = requestedAt + at;
+        if (result === 'fails') throw new Error('store unreachable');
         return fileStore.get(key);
       },
     };
     const deps = { store, outbound, metrics, logger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 }, closing: () => false };
-    const callback = subscriber.url('read-late');
+    const callback = subscriber.url(name);
     const request = { mode: 'subscribe', topic: 'reviews', topicUrl: TOPIC_URLS.reviews, requestedTopicUrl: TOPIC_URLS.reviews, callback, callbackHost: `localhost:${subscriber.port}`, callbackHostKey: 'localhost', leaseSeconds: null, secret: null } as const;
     try {
-      expect(await verifyIntent(request, requestedAt, deps)).toBe('store_unavailable');
-      expect(reads).toBe(2);
-      expect(subscriber.requests('read-late')).toEqual([]);
+      return { outcome: await verifyIntent(request, requestedAt, deps), reads: read, lines, registry };
     } finally {
       await outbound.close();
       await fileStore.close();
       await dir2.remove();
     }
+  }
+
+  it('a request whose subscription cannot be read until its deadline is given up without a verification, logged and counted', async () => {
+    // Each read fails 90 s after the last: the third, 4.5 minutes after the request, is too late to verify it
+    // before its 5-minute deadline (the GET may take 25 s, the writes after it their time).
+    const { outcome, reads, lines, registry } = await verifyWithReads('unreadable', [[90_000, 'fails'], [180_000, 'fails'], [270_000, 'fails']]);
+    expect(outcome).toBe('store_unavailable');
+    expect(reads).toBe(3);
+    expect(subscriber.requests('unreadable')).toEqual([]);
+    expect(await metricValue(registry, 'websub_verifications_total', { mode: 'subscribe', outcome: 'store_unavailable' })).toBe(1);
+    expect(lines.filter((line) => line.level >= 40).map((line) => [line.level, line.msg])).toEqual([
+      [40, "reading the subscription before its verification failed; retrying until the request's deadline"],
+      [50, "verification given up: the subscription store did not answer in time to verify the request before its deadline; subscription state unchanged, the subscriber must ask again"],
+    ]);
+  });
+
+  // A review: a read that succeeded a second before the deadline sent the handshake, which the subscriber confirmed, and then nothing was recorded.
+  it('a request whose subscription is read too late to verify it before its deadline is given up without a verification', async () => {
+    const { outcome, reads } = await verifyWithReads('read-late', [[210_000, 'fails'], [260_000, 'answers']]);
+    expect(outcome).toBe('store_unavailable');
+    expect(reads).toBe(2);
+    expect(subscriber.requests('read-late')).toEqual([]);
   });
 });
 
