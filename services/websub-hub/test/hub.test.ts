@@ -624,6 +624,7 @@ describe('request order (§5.1: a request overrides the state only once verified
     const deps = { store, outbound, metrics, logger: silentLogger, now: () => clock, lease: { defaultSeconds: 600, minSeconds: 60, maxSeconds: 3600 }, closing: () => false };
     /** Verify a subscribe of `name` whose callback answers when the clock stands `elapsedMs` after the request. */
     const subscribeAnsweredAfter = async (name: string, elapsedMs: number) => {
+      clock = requestedAt;
       subscriber.behave(name, () => {
         clock = requestedAt + elapsedMs;
         return 'echo';
