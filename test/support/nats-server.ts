@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stopChild } from './child-process.js';
+import { killChild, stopChild } from './child-process.js';
 import { eventually } from './eventually.js';
 
 /** The Debian build the design targets (2.9.10); override for a locally installed server. */
@@ -109,9 +109,7 @@ async function startOnFreePorts(args: readonly string[]): Promise<NatsServerHand
       const proc = child;
       if (!proc) return;
       child = null;
-      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-      proc.kill('SIGKILL');
-      await exited;
+      await killChild(proc);
     },
     freeze: async () => {
       const proc = child;
